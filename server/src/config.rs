@@ -1,0 +1,119 @@
+//! Reckon's settings: one struct, filled once from the command line and the environment, passed down.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::crash::CrashPoint;
+
+/// The Kafka version whose jars `kafka/fetch-jars.sh` fetches; the local broker runs from them.
+pub const KAFKA_VERSION: &str = "4.1.1";
+
+/// Everything a command needs to know about where it works.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The lab's folder: tables, gold state, the lock, and (by default) the local broker's home.
+    pub data_dir: PathBuf,
+    /// Kafka bootstrap servers given by the user; `None` means the local broker.
+    pub brokers: Option<String>,
+    /// The topic the lab reads and writes.
+    pub topic: String,
+    /// Partitions of the topic when Reckon creates it.
+    pub partitions: i32,
+    /// How long a run waits for another run of the same lab before it gives up.
+    pub lock_wait: Duration,
+    /// The local broker, used when `brokers` is `None`.
+    pub local_broker: LocalBroker,
+    /// Where to abort the process on purpose: crash tests only.
+    pub crash_at: Option<CrashPoint>,
+}
+
+/// How to run the machine's local Apache Kafka.
+#[derive(Debug, Clone)]
+pub struct LocalBroker {
+    /// Client port on 127.0.0.1.
+    pub port: u16,
+    /// KRaft controller port on 127.0.0.1.
+    pub controller_port: u16,
+    /// Storage, configuration and log of the broker.
+    pub home: PathBuf,
+    /// Folder holding Kafka's jars (see `kafka/fetch-jars.sh`).
+    pub kafka_libs: PathBuf,
+    /// The `java` binary (Java 17 or later).
+    pub java: PathBuf,
+}
+
+impl Config {
+    /// A config with Reckon's defaults for a lab in `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
+        let home = data_dir.join("kafka");
+        Self {
+            data_dir,
+            brokers: None,
+            topic: "orders".into(),
+            partitions: 3,
+            lock_wait: Duration::from_secs(60),
+            local_broker: LocalBroker {
+                port: 9092,
+                controller_port: 9093,
+                home,
+                kafka_libs: default_kafka_libs(),
+                java: PathBuf::from("java"),
+            },
+            crash_at: None,
+        }
+    }
+
+    /// The bootstrap servers to connect to: the user's, or the local broker's.
+    pub fn bootstrap_servers(&self) -> String {
+        self.brokers
+            .clone()
+            .unwrap_or_else(|| format!("127.0.0.1:{}", self.local_broker.port))
+    }
+
+    /// Whether the lab talks to the local broker that Reckon itself starts and stops.
+    pub fn uses_local_broker(&self) -> bool {
+        self.brokers.is_none()
+    }
+}
+
+/// Where `kafka/fetch-jars.sh` puts the jars unless `RECKON_KAFKA_LIBS` says otherwise.
+pub fn default_kafka_libs() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache/reckon")
+        .join(format!("kafka-{KAFKA_VERSION}"))
+        .join("libs")
+}
+
+/// Checks a topic name the way Kafka does, so a typo is refused before anything is created.
+pub fn validate_topic(topic: &str) -> Result<(), String> {
+    if topic.is_empty() || topic.len() > 249 {
+        return Err("topic: must be 1 to 249 characters".into());
+    }
+    if topic == "." || topic == ".." {
+        return Err("topic: cannot be \".\" or \"..\"".into());
+    }
+    if let Some(bad) = topic
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!(
+            "topic: {bad:?} is not allowed; use letters, digits, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names_follow_kafka_rules() {
+        assert!(validate_topic("orders").is_ok());
+        assert!(validate_topic("orders.ann_2-b").is_ok());
+        assert!(validate_topic("").unwrap_err().starts_with("topic:"));
+        assert!(validate_topic("a b").unwrap_err().contains("' '"));
+        assert!(validate_topic(&"x".repeat(250)).is_err());
+    }
+}

@@ -1,0 +1,236 @@
+//! An order event as the shop sends it (SPEC §1): parsing and validation shared by bronze (a bad
+//! message becomes a reject with its reason) and by every place a person types an event.
+
+use std::fmt;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The statuses an order goes through; anything else is refused.
+pub const STATUSES: [&str; 5] = ["placed", "paid", "shipped", "delivered", "cancelled"];
+
+/// Largest amount in cents that fits the tables' `decimal(18,2)`.
+const MAX_CENTS: i128 = 999_999_999_999_999_999;
+
+/// A well-formed order event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderEvent {
+    pub order_id: i64,
+    pub customer_id: String,
+    pub status: String,
+    /// Money in cents: the tables store `decimal(18,2)`, never a float.
+    pub amount_cents: i128,
+    /// Microseconds since the epoch, UTC.
+    pub event_time_micros: i64,
+}
+
+/// Why a message or a typed event is not a valid order event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEvent {
+    /// The field at fault, when one is.
+    pub field: Option<&'static str>,
+    /// What is wrong, in words.
+    pub reason: String,
+}
+
+impl fmt::Display for InvalidEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field {
+            Some(field) => write!(f, "{field}: {}", self.reason),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl std::error::Error for InvalidEvent {}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> InvalidEvent {
+    InvalidEvent { field: Some(field), reason: reason.into() }
+}
+
+/// The fields as JSON values, so each can be checked on its own and named in the error.
+#[derive(Deserialize)]
+struct RawEvent {
+    order_id: Option<Value>,
+    customer_id: Option<Value>,
+    status: Option<Value>,
+    amount: Option<Value>,
+    event_time: Option<Value>,
+}
+
+impl OrderEvent {
+    /// Parses a Kafka message value.
+    pub fn parse(value: &[u8]) -> Result<Self, InvalidEvent> {
+        let raw: RawEvent = serde_json::from_slice(value).map_err(|e| InvalidEvent {
+            field: None,
+            reason: if std::str::from_utf8(value).is_err() {
+                "not UTF-8 text".into()
+            } else if e.is_data() {
+                format!("not an order event object: {e}")
+            } else {
+                format!("not JSON: {e}")
+            },
+        })?;
+        let order_id = required("order_id", raw.order_id)?;
+        let order_id = order_id
+            .as_i64()
+            .filter(|_| order_id.is_i64() || order_id.is_u64())
+            .ok_or_else(|| invalid("order_id", format!("must be an integer, got {order_id}")))?;
+        let customer_id = text("customer_id", required("customer_id", raw.customer_id)?)?;
+        if customer_id.trim().is_empty() {
+            return Err(invalid("customer_id", "must not be empty"));
+        }
+        let status = text("status", required("status", raw.status)?)?;
+        if !STATUSES.contains(&status.as_str()) {
+            return Err(invalid(
+                "status",
+                format!("must be one of {}, got {status:?}", STATUSES.join(", ")),
+            ));
+        }
+        let amount_cents = amount(required("amount", raw.amount)?)?;
+        let event_time = text("event_time", required("event_time", raw.event_time)?)?;
+        let event_time_micros = parse_time(&event_time).map_err(|r| invalid("event_time", r))?;
+        Ok(Self { order_id, customer_id, status, amount_cents, event_time_micros })
+    }
+
+    /// The event as the JSON the shop sends (SPEC §1).
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "order_id": self.order_id,
+            "customer_id": self.customer_id,
+            "status": self.status,
+            "amount": format_cents(self.amount_cents),
+            "event_time": format_micros(self.event_time_micros),
+        })
+        .to_string()
+    }
+}
+
+fn required(field: &'static str, value: Option<Value>) -> Result<Value, InvalidEvent> {
+    match value {
+        Some(Value::Null) => Err(invalid(field, "must not be null")),
+        Some(v) => Ok(v),
+        None => Err(invalid(field, "missing")),
+    }
+}
+
+fn text(field: &'static str, value: Value) -> Result<String, InvalidEvent> {
+    match value {
+        Value::String(s) => Ok(s),
+        other => Err(invalid(field, format!("must be text, got {other}"))),
+    }
+}
+
+/// An amount is a JSON number or a string holding a decimal, with at most 2 places.
+fn amount(value: Value) -> Result<i128, InvalidEvent> {
+    let digits = match value {
+        Value::String(s) => s,
+        Value::Number(n) => n.to_string(),
+        other => return Err(invalid("amount", format!("must be a number or a decimal string, got {other}"))),
+    };
+    parse_cents(digits.trim()).map_err(|r| invalid("amount", r))
+}
+
+/// Parses a decimal amount into cents; refuses more than 2 places rather than rounding money.
+pub fn parse_cents(text: &str) -> Result<i128, String> {
+    let parsed = if text.contains(['e', 'E']) {
+        Decimal::from_scientific(text)
+    } else {
+        Decimal::from_str_exact(text)
+    };
+    let mut value = parsed.map_err(|_| format!("{text:?} is not a decimal number"))?;
+    value = value.normalize();
+    if value.scale() > 2 {
+        return Err(format!("{text} has more than 2 decimal places"));
+    }
+    if value.is_sign_negative() && !value.is_zero() {
+        return Err(format!("{text} is negative"));
+    }
+    value.rescale(2);
+    let cents = value.mantissa();
+    if cents > MAX_CENTS {
+        return Err(format!("{text} is too large"));
+    }
+    Ok(cents)
+}
+
+/// Parses an RFC 3339 timestamp into microseconds since the epoch, UTC.
+pub fn parse_time(text: &str) -> Result<i64, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc).timestamp_micros())
+        .map_err(|e| format!("{text:?} is not an RFC 3339 timestamp ({e})"))
+}
+
+/// Cents as money text with 2 places: `6850` -> `"68.50"`.
+pub fn format_cents(cents: i128) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let abs = cents.unsigned_abs();
+    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+}
+
+/// Microseconds as RFC 3339 UTC with `Z` and no fractional seconds (SPEC §2).
+pub fn format_micros(micros: i64) -> String {
+    DateTime::<Utc>::from_timestamp_micros(micros)
+        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_else(|| micros.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<OrderEvent, InvalidEvent> {
+        OrderEvent::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn the_spec_example_parses() {
+        let e = parse(r#"{"order_id": 1001, "customer_id": "C01", "status": "placed", "amount": 25.00, "event_time": "2026-10-01T09:05:00Z"}"#).unwrap();
+        assert_eq!(e.order_id, 1001);
+        assert_eq!(e.amount_cents, 2500);
+        assert_eq!(format_micros(e.event_time_micros), "2026-10-01T09:05:00Z");
+        assert_eq!(OrderEvent::parse(e.to_json().as_bytes()).unwrap(), e);
+    }
+
+    #[test]
+    fn amounts_may_be_strings_and_offsets_become_utc() {
+        let e = parse(r#"{"order_id": 1, "customer_id": "C", "status": "paid", "amount": "18.5", "event_time": "2026-10-01T11:05:00+02:00"}"#).unwrap();
+        assert_eq!(e.amount_cents, 1850);
+        assert_eq!(format_micros(e.event_time_micros), "2026-10-01T09:05:00Z");
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases = [
+            (r#"{"customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
+            (r#"{"order_id": "1", "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
+            (r#"{"order_id": 1.5, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
+            (r#"{"order_id": 1, "customer_id": 7, "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("customer_id")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "lost", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("status")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": "1.005", "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": true, "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": -3, "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "yesterday"}"#, Some("event_time")),
+            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": null}"#, Some("event_time")),
+            ("not json", None),
+            ("[1,2]", None),
+        ];
+        for (input, field) in cases {
+            let err = parse(input).unwrap_err();
+            assert_eq!(err.field, field, "{input}: {err}");
+            assert!(!err.reason.is_empty());
+        }
+        let err = OrderEvent::parse(&[0xff, 0xfe]).unwrap_err();
+        assert_eq!(err.reason, "not UTF-8 text");
+    }
+
+    #[test]
+    fn money_formats_with_two_places() {
+        assert_eq!(format_cents(6850), "68.50");
+        assert_eq!(format_cents(5), "0.05");
+        assert_eq!(parse_cents("2.5e1").unwrap(), 2500);
+        assert_eq!(parse_cents("25.000").unwrap(), 2500);
+    }
+}

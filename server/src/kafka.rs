@@ -1,0 +1,239 @@
+//! Talking to Kafka: topics (create, delete and wait, partitions, log offsets), the idempotent
+//! producer, and the consumer settings bronze reads with. Offsets are never committed to a group.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError as RdKafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+
+/// How long a metadata or offset request may take before Kafka counts as unreachable.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long topic creation and deletion may take to settle on the broker.
+const TOPIC_SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum KafkaError {
+    #[error("cannot reach Kafka at {brokers}: {source}")]
+    Unreachable { brokers: String, source: RdKafkaError },
+    #[error("Kafka refused to {action} topic {topic}: {reason}")]
+    Topic { action: &'static str, topic: String, reason: String },
+    #[error("topic {topic} did not {what} within {seconds} s")]
+    Timeout { topic: String, what: &'static str, seconds: u64 },
+    #[error("cannot read offsets of topic {topic} partition {partition}: {source}")]
+    Offsets { topic: String, partition: i32, source: RdKafkaError },
+    #[error("cannot send to topic {topic}: {source}")]
+    Send { topic: String, source: RdKafkaError },
+    #[error("Kafka client: {0}")]
+    Client(#[from] RdKafkaError),
+}
+
+/// Where a sent message landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Sent {
+    pub partition: i32,
+    pub offset: i64,
+}
+
+/// A connection to one Kafka cluster.
+pub struct Kafka {
+    brokers: String,
+    admin: AdminClient<DefaultClientContext>,
+    /// Used only for metadata and log offsets; never assigned, never commits.
+    metadata: BaseConsumer,
+}
+
+impl Kafka {
+    /// Connects lazily: the first request tells whether the brokers answer.
+    pub fn new(brokers: &str) -> Result<Self, KafkaError> {
+        let admin = base_config(brokers).create()?;
+        let metadata = base_config(brokers)
+            .set("group.id", "reckon-metadata")
+            .set("enable.auto.commit", "false")
+            .create()?;
+        Ok(Self { brokers: brokers.to_string(), admin, metadata })
+    }
+
+    pub fn brokers(&self) -> &str {
+        &self.brokers
+    }
+
+    /// Whether the cluster answers a metadata request within `timeout`.
+    pub fn answers(&self, timeout: Duration) -> bool {
+        blocking(|| self.metadata.fetch_metadata(None, timeout)).is_ok()
+    }
+
+    /// The partition ids of `topic`, or `None` when it does not exist.
+    pub fn partitions(&self, topic: &str) -> Result<Option<Vec<i32>>, KafkaError> {
+        let metadata = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT))
+            .map_err(|source| KafkaError::Unreachable { brokers: self.brokers.clone(), source })?;
+        let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
+            return Ok(None);
+        };
+        if t.error().is_some() || t.partitions().is_empty() {
+            return Ok(None);
+        }
+        let mut ids: Vec<i32> = t.partitions().iter().map(|p| p.id()).collect();
+        ids.sort_unstable();
+        Ok(Some(ids))
+    }
+
+    /// Whether every partition of `topic` has a leader, so produce and fetch will work.
+    fn ready(&self, topic: &str, partitions: i32) -> bool {
+        let Ok(metadata) = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT)) else {
+            return false;
+        };
+        metadata.topics().iter().any(|t| {
+            t.name() == topic
+                && t.error().is_none()
+                && t.partitions().len() == partitions as usize
+                && t.partitions().iter().all(|p| p.leader() >= 0 && p.error().is_none())
+        })
+    }
+
+    /// Creates `topic` unless it exists; returns its partitions once all have a leader.
+    pub async fn ensure_topic(&self, topic: &str, partitions: i32) -> Result<Vec<i32>, KafkaError> {
+        if let Some(existing) = self.partitions(topic)? {
+            return Ok(existing);
+        }
+        let started = Instant::now();
+        loop {
+            let new_topic = NewTopic::new(topic, partitions, TopicReplication::Fixed(-1));
+            let options = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT));
+            let results = self.admin.create_topics(&[new_topic], &options).await?;
+            match results.into_iter().next() {
+                Some(Ok(_)) | Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => break,
+                // A topic being deleted cannot be created again until the deletion completes.
+                Some(Err((_, RDKafkaErrorCode::UnknownTopicOrPartition)))
+                    if started.elapsed() < TOPIC_SETTLE_TIMEOUT =>
+                {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Some(Err((_, code))) => {
+                    return Err(KafkaError::Topic {
+                        action: "create",
+                        topic: topic.into(),
+                        reason: code.to_string(),
+                    });
+                }
+                None => break,
+            }
+        }
+        let parts = self.partitions(topic)?.map_or(partitions, |p| p.len() as i32);
+        self.wait(topic, "get a leader for every partition", || self.ready(topic, parts)).await?;
+        Ok(self.partitions(topic)?.unwrap_or_default())
+    }
+
+    /// Deletes `topic` and returns once Kafka has really removed it.
+    pub async fn delete_topic(&self, topic: &str) -> Result<(), KafkaError> {
+        if self.partitions(topic)?.is_none() {
+            return Ok(());
+        }
+        let options = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT));
+        let results = self.admin.delete_topics(&[topic], &options).await?;
+        if let Some(Err((_, code))) = results.into_iter().next()
+            && code != RDKafkaErrorCode::UnknownTopicOrPartition
+        {
+            return Err(KafkaError::Topic { action: "delete", topic: topic.into(), reason: code.to_string() });
+        }
+        self.wait(topic, "disappear after deletion", || matches!(self.partitions(topic), Ok(None)))
+            .await
+    }
+
+    async fn wait(
+        &self,
+        topic: &str,
+        what: &'static str,
+        done: impl Fn() -> bool,
+    ) -> Result<(), KafkaError> {
+        let started = Instant::now();
+        while !done() {
+            if started.elapsed() > TOPIC_SETTLE_TIMEOUT {
+                return Err(KafkaError::Timeout {
+                    topic: topic.into(),
+                    what,
+                    seconds: TOPIC_SETTLE_TIMEOUT.as_secs(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+
+    /// The log start and end offsets of one partition: the next offset to be written is `end`.
+    pub fn log_offsets(&self, topic: &str, partition: i32) -> Result<(i64, i64), KafkaError> {
+        blocking(|| self.metadata.fetch_watermarks(topic, partition, REQUEST_TIMEOUT)).map_err(|source| {
+            KafkaError::Offsets { topic: topic.into(), partition, source }
+        })
+    }
+
+    /// A producer as SPEC §1 asks: idempotent, keys partitioned as Kafka's Java client does.
+    pub fn producer(&self) -> Result<Producer, KafkaError> {
+        let inner = base_config(&self.brokers)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("partitioner", "murmur2_random")
+            .set("linger.ms", "5")
+            .create()?;
+        Ok(Producer { inner })
+    }
+
+    /// A consumer for bronze: assigned partitions only, no group commits, no automatic resets.
+    pub fn reader(&self) -> Result<BaseConsumer, KafkaError> {
+        Ok(base_config(&self.brokers)
+            .set("group.id", "reckon-bronze")
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("auto.offset.reset", "error")
+            .set("enable.partition.eof", "false")
+            .set("queued.min.messages", "200000")
+            .set("fetch.max.bytes", "52428800")
+            .create()?)
+    }
+}
+
+/// The producer every send goes through.
+pub struct Producer {
+    inner: FutureProducer,
+}
+
+impl Producer {
+    /// Sends one message and returns where Kafka stored it.
+    pub async fn send(&self, topic: &str, key: &str, value: &str) -> Result<Sent, KafkaError> {
+        let record = FutureRecord::to(topic).key(key).payload(value);
+        self.inner
+            .send(record, Duration::from_secs(30))
+            .await
+            .map(|d| Sent { partition: d.partition, offset: d.offset })
+            .map_err(|(source, _)| KafkaError::Send { topic: topic.into(), source })
+    }
+
+    /// Sends messages in order, all in flight at once, and returns where each landed.
+    pub async fn send_all(&self, topic: &str, messages: &[(String, String)]) -> Result<Vec<Sent>, KafkaError> {
+        let sends = messages.iter().map(|(key, value)| self.send(topic, key, value));
+        futures::future::try_join_all(sends).await
+    }
+}
+
+fn base_config(brokers: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", brokers)
+        .set("allow.auto.create.topics", "false")
+        // librdkafka logs every refused connection; Reckon reports failures itself.
+        .set("log_level", "3");
+    config
+}
+
+/// Runs a blocking librdkafka call without stalling the async runtime's other tasks.
+pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}

@@ -1,0 +1,17 @@
+//! Reckon's engine: the three streams (Kafka -> bronze -> silver / gold), the check that proves them
+//! right, the local Kafka broker, and the lab (a data directory plus a topic) they all work on.
+
+pub mod broker;
+pub mod check;
+pub mod config;
+pub mod crash;
+pub mod event;
+pub mod kafka;
+pub mod lab;
+pub mod render;
+pub mod scenario;
+pub mod streams;
+pub mod tables;
+
+pub use config::Config;
+pub use lab::Lab;

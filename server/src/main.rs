@@ -1,0 +1,249 @@
+//! The `reckon` command line: parses arguments, builds the config, calls the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use reckon::crash::CrashPoint;
+use reckon::event::OrderEvent;
+use reckon::lab::Streams;
+use reckon::scenario::Scenario;
+use reckon::tables::TableName;
+use reckon::{Config, Lab, config, render};
+
+/// Runs a shop's streaming pipeline (Kafka -> bronze -> silver / gold) and proves it right.
+#[derive(Parser)]
+#[command(name = "reckon", version)]
+struct Cli {
+    /// The lab's data folder: tables, state, and the local broker's home.
+    #[arg(long, global = true, env = "RECKON_DATA", default_value = "./data")]
+    data: PathBuf,
+    /// Kafka bootstrap servers; without it, the machine's local broker (started if needed).
+    #[arg(long, global = true, env = "RECKON_BROKERS")]
+    brokers: Option<String>,
+    /// The topic of order events.
+    #[arg(long, global = true, env = "RECKON_TOPIC", default_value = "orders")]
+    topic: String,
+    /// Partitions of the topic when Reckon creates it.
+    #[arg(long, global = true, default_value_t = 3)]
+    partitions: i32,
+    /// The local broker's home (default: <data>/kafka).
+    #[arg(long, global = true, env = "RECKON_BROKER_HOME")]
+    broker_home: Option<PathBuf>,
+    /// The local broker's client port (its controller uses the next one).
+    #[arg(long, global = true, env = "RECKON_BROKER_PORT", default_value_t = 9092)]
+    broker_port: u16,
+    /// Folder of Kafka's jars for the local broker.
+    #[arg(long, global = true, env = "RECKON_KAFKA_LIBS")]
+    kafka_libs: Option<PathBuf>,
+    /// Seconds a run waits for another run of the same lab.
+    #[arg(long, global = true, default_value_t = 60)]
+    lock_wait: u64,
+    /// Abort at STREAM:MOMENT (crash tests).
+    #[arg(long, global = true, hide = true)]
+    crash_at: Option<CrashPoint>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start, stop or look at the local Kafka broker.
+    Broker {
+        #[arg(value_parser = ["start", "stop", "status"])]
+        action: String,
+    },
+    /// Delete and recreate the topic, remove the tables and state (SPEC §5).
+    Reset {
+        /// Needed with --brokers: it deletes a topic on a broker Reckon does not manage.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Send one batch of a scenario, or one event.
+    Produce {
+        /// A scenario file, or `course`.
+        #[arg(long, requires = "batch", conflicts_with = "event")]
+        scenario: Option<String>,
+        /// The batch of the scenario to send.
+        #[arg(long, requires = "scenario")]
+        batch: Option<String>,
+        /// One event as JSON.
+        #[arg(long)]
+        event: Option<String>,
+    },
+    /// Run the streams: each loads what is new and stops.
+    Run {
+        #[arg(value_parser = ["bronze", "silver", "gold"])]
+        stream: Option<String>,
+        /// Count duplicates in gold (fixed when gold's state starts).
+        #[arg(long)]
+        no_dedup: bool,
+        /// Print the run records as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the tables against bronze; exit 1 on a PROBLEM.
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reset, play a scenario's steps, then check (its exit code).
+    Play {
+        /// A scenario file, or `course`.
+        file: String,
+        #[arg(long)]
+        no_dedup: bool,
+        /// Needed with --brokers (play resets the topic).
+        #[arg(long)]
+        force: bool,
+        /// Print each step on stderr.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Print a table's rows, sorted by its key.
+    Table {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn config(cli: &Cli) -> anyhow::Result<Config> {
+    config::validate_topic(&cli.topic).map_err(anyhow::Error::msg)?;
+    if cli.partitions < 1 {
+        bail!("partitions: must be at least 1, got {}", cli.partitions);
+    }
+    if let Some(brokers) = &cli.brokers
+        && brokers.trim().is_empty()
+    {
+        bail!("brokers: must be HOST:PORT[,HOST:PORT...]");
+    }
+    let mut config = Config::new(&cli.data);
+    config.brokers = cli.brokers.clone();
+    config.topic = cli.topic.clone();
+    config.partitions = cli.partitions;
+    config.lock_wait = Duration::from_secs(cli.lock_wait);
+    config.crash_at = cli.crash_at;
+    config.local_broker.port = cli.broker_port;
+    config.local_broker.controller_port = cli.broker_port.checked_add(1).context("broker-port: too large")?;
+    if let Some(home) = &cli.broker_home {
+        config.local_broker.home = home.clone();
+    }
+    if let Some(libs) = &cli.kafka_libs {
+        config.local_broker.kafka_libs = libs.clone();
+    }
+    Ok(config)
+}
+
+async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
+    let lab = Lab::new(config(&cli)?);
+    match cli.command {
+        Command::Broker { action } => {
+            let broker = &lab.config.local_broker;
+            match action.as_str() {
+                "start" => match broker.start().await? {
+                    reckon::broker::Started::AlreadyRunning => println!("running on 127.0.0.1:{}", broker.port),
+                    reckon::broker::Started::Now { pid } => {
+                        println!("started on 127.0.0.1:{} (pid {pid}, home {})", broker.port, broker.home.display())
+                    }
+                },
+                "stop" => {
+                    if broker.stop().await? {
+                        println!("stopped");
+                    } else {
+                        println!("not running");
+                    }
+                }
+                _ => {
+                    let status = broker.status();
+                    match (status.answers, status.started_by_reckon) {
+                        (true, Some(p)) => println!("running on 127.0.0.1:{} (pid {}, home {})", status.port, p.pid, p.home.display()),
+                        (true, None) => println!("running on 127.0.0.1:{} (not started by Reckon)", status.port),
+                        (false, Some(p)) => println!("starting or stuck: pid {} does not answer on 127.0.0.1:{}", p.pid, status.port),
+                        (false, None) => println!("not running"),
+                    }
+                }
+            }
+        }
+        Command::Reset { force } => {
+            lab.reset(force).await?;
+            println!("reset: topic {} recreated, tables and state removed", lab.config.topic);
+        }
+        Command::Produce { scenario, batch, event } => {
+            let events = match (scenario, batch, event) {
+                (Some(scenario), Some(batch), None) => Scenario::load(&scenario)?.batch(&batch)?.to_vec(),
+                (None, None, Some(event)) => vec![OrderEvent::parse(event.as_bytes()).context("event")?],
+                _ => bail!("produce: give --scenario FILE --batch N, or --event JSON"),
+            };
+            for (event, sent) in events.iter().zip(lab.produce(&events).await?) {
+                println!("sent order {} ({}) to partition {} offset {}", event.order_id, event.status, sent.partition, sent.offset);
+            }
+        }
+        Command::Run { stream, no_dedup, json } => {
+            let which = match stream.as_deref() {
+                Some("bronze") => Streams::Bronze,
+                Some("silver") => Streams::Silver,
+                Some("gold") => Streams::Gold,
+                _ => Streams::All,
+            };
+            let runs = lab.run(which, !no_dedup).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else {
+                runs.iter().for_each(|run| println!("{run}"));
+            }
+        }
+        Command::Check { json } => {
+            let report = lab.check().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{report}");
+            }
+            return Ok(ExitCode::from(report.exit_code() as u8));
+        }
+        Command::Play { file, no_dedup, force, verbose } => {
+            let scenario = Scenario::load(&file)?;
+            let report = lab
+                .play(&scenario, !no_dedup, force, |step| {
+                    if verbose {
+                        eprintln!("{step}");
+                    }
+                })
+                .await?;
+            print!("{report}");
+            return Ok(ExitCode::from(report.exit_code() as u8));
+        }
+        Command::Table { name, json } => {
+            let name = TableName::parse(&name)?;
+            let batches = render::rows(&lab, name).await?;
+            if json {
+                for row in render::json_rows(&batches) {
+                    println!("{}", serde_json::Value::Object(row));
+                }
+            } else {
+                println!("{}", arrow::util::pretty::pretty_format_batches(&batches)?);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG").unwrap_or_else(|_| "warn,rdkafka=off".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match execute(Cli::parse()).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

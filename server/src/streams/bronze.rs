@@ -1,0 +1,299 @@
+//! bronze: Kafka -> `bronze_orders` (and `bronze_rejects`). Reads each partition from the offset
+//! stored in the table's `txn` actions + 1 up to the end offset seen at the start, and commits the
+//! rows with the last offset read per partition in one Delta commit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow::array::{
+    ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+};
+use arrow::record_batch::RecordBatch;
+use deltalake::kernel::Transaction;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::{PartitionRange, SourceRange, StreamError, StreamRun};
+use crate::crash::{CrashPoint, Moment};
+use crate::event::OrderEvent;
+use crate::kafka::{Kafka, KafkaError};
+use crate::lab::Lab;
+use crate::tables::{self, TableError, TableName};
+
+/// How long bronze waits for the next message of a range it knows exists.
+const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The `txn` app id under which bronze stores the last offset read from a partition.
+pub fn app_id(table: TableName, topic: &str, partition: i32) -> String {
+    format!("{table}/{topic}/{partition}")
+}
+
+/// One partition's work for this run: offsets `next..end`, and the rejects already committed.
+struct Range {
+    partition: i32,
+    next: i64,
+    end: i64,
+    /// Rejects up to this offset are in `bronze_rejects` already (a run crashed after writing them).
+    rejects_done: Option<i64>,
+}
+
+pub async fn run(lab: &Lab, kafka: &Kafka) -> Result<StreamRun, StreamError> {
+    let started = Instant::now();
+    let mut record = StreamRun::new("bronze");
+    let topic = lab.config.topic.clone();
+    let bronze = lab.tables.open_or_create(TableName::BronzeOrders).await?;
+    let rejects = lab.tables.open_or_create(TableName::BronzeRejects).await?;
+
+    let ranges = plan(lab, kafka, &bronze, &rejects).await?;
+    let ingested_at = chrono::Utc::now().timestamp_micros();
+    let read = {
+        let reader = kafka.reader()?;
+        crate::kafka::blocking(|| read(&reader, &topic, &ranges, ingested_at))?
+    };
+    record.rows_read = read.good + read.rejected;
+    record.rows_rejected = read.new_rejects;
+    CrashPoint::abort_if(lab.config.crash_at, "bronze", Moment::AfterRead);
+
+    let progress = |table| -> Vec<Transaction> {
+        ranges
+            .iter()
+            .filter(|r| r.next < r.end)
+            .map(|r| Transaction::new(app_id(table, &topic, r.partition), r.end - 1))
+            .collect()
+    };
+    if read.new_rejects > 0 {
+        // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
+        tables::append(rejects, vec![read.rejects_batch()?], progress(TableName::BronzeRejects)).await?;
+    }
+    let committed = progress(TableName::BronzeOrders);
+    if !committed.is_empty() {
+        let rows = read.rows_batch()?;
+        record.rows_written = rows.num_rows() as u64;
+        let table = tables::append(bronze, vec![rows], committed).await?;
+        record.table_version = Some(tables::version(&table));
+        record.source = SourceRange::Offsets {
+            topic: topic.clone(),
+            partitions: ranges
+                .iter()
+                .filter(|r| r.next < r.end)
+                .map(|r| PartitionRange { partition: r.partition, first: r.next, last: r.end - 1 })
+                .collect(),
+        };
+    }
+    CrashPoint::abort_if(lab.config.crash_at, "bronze", Moment::AfterCommit);
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(record)
+}
+
+/// Works out each partition's range, refusing offsets that the topic's log no longer matches.
+async fn plan(
+    lab: &Lab,
+    kafka: &Kafka,
+    bronze: &deltalake::DeltaTable,
+    rejects: &deltalake::DeltaTable,
+) -> Result<Vec<Range>, StreamError> {
+    let topic = &lab.config.topic;
+    let partitions = match kafka.partitions(topic)? {
+        Some(p) => p,
+        None => {
+            if tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, 0)).await?.is_some() {
+                return Err(StreamError::TopicMissing { topic: topic.clone() });
+            }
+            kafka.ensure_topic(topic, lab.config.partitions).await?
+        }
+    };
+    let mut ranges = Vec::with_capacity(partitions.len());
+    for partition in partitions {
+        let stored = tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
+        let (log_start, log_end) = kafka.log_offsets(topic, partition)?;
+        let next = stored.map_or(log_start, |s| s + 1);
+        let out_of_range = |place| StreamError::OffsetsOutOfRange {
+            topic: topic.clone(),
+            partition,
+            stored: stored.unwrap_or(-1),
+            place,
+            log_start,
+            log_end,
+        };
+        if next > log_end {
+            return Err(out_of_range("ends before it"));
+        }
+        if next < log_start {
+            return Err(out_of_range("starts after it"));
+        }
+        let rejects_done = tables::txn_version(rejects, &app_id(TableName::BronzeRejects, topic, partition)).await?;
+        ranges.push(Range { partition, next, end: log_end, rejects_done });
+    }
+    Ok(ranges)
+}
+
+/// A landed message that parsed.
+struct Landed {
+    offset: i64,
+    kafka_timestamp: Option<i64>,
+    event: OrderEvent,
+}
+
+/// A landed message that did not.
+struct Rejected {
+    partition: i32,
+    offset: i64,
+    kafka_timestamp: Option<i64>,
+    value: String,
+    reason: String,
+}
+
+/// What one run read, per partition in offset order.
+struct Read {
+    rows: BTreeMap<i32, Vec<Landed>>,
+    rejects: Vec<Rejected>,
+    ingested_at: i64,
+    good: u64,
+    rejected: u64,
+    new_rejects: u64,
+}
+
+fn read(reader: &BaseConsumer, topic: &str, ranges: &[Range], ingested_at: i64) -> Result<Read, StreamError> {
+    let mut out = Read { rows: BTreeMap::new(), rejects: vec![], ingested_at, good: 0, rejected: 0, new_rejects: 0 };
+    let mut assignment = TopicPartitionList::new();
+    // Last offset each partition still owes us.
+    let mut owed: BTreeMap<i32, (i64, Option<i64>)> = BTreeMap::new();
+    for r in ranges.iter().filter(|r| r.next < r.end) {
+        assignment
+            .add_partition_offset(topic, r.partition, Offset::Offset(r.next))
+            .map_err(KafkaError::from)?;
+        owed.insert(r.partition, (r.end - 1, r.rejects_done));
+        out.rows.insert(r.partition, Vec::with_capacity((r.end - r.next) as usize));
+    }
+    if owed.is_empty() {
+        return Ok(out);
+    }
+    reader.assign(&assignment).map_err(KafkaError::from)?;
+    let mut position: BTreeMap<i32, i64> = ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
+    let mut last_message = Instant::now();
+    while !owed.is_empty() {
+        let Some(message) = reader.poll(Duration::from_millis(500)) else {
+            if last_message.elapsed() > STALL_TIMEOUT {
+                let (&partition, &(end, _)) = owed.iter().next().expect("owed is not empty");
+                return Err(StreamError::Stalled {
+                    topic: topic.into(),
+                    partition,
+                    at: position.get(&partition).copied().unwrap_or(-1) + 1,
+                    end: end + 1,
+                });
+            }
+            continue;
+        };
+        let message = message.map_err(KafkaError::from)?;
+        last_message = Instant::now();
+        let partition = message.partition();
+        let offset = message.offset();
+        let Some(&(last, rejects_done)) = owed.get(&partition) else { continue };
+        if offset > last {
+            continue;
+        }
+        position.insert(partition, offset);
+        let kafka_timestamp = message.timestamp().to_millis().map(|ms| ms * 1000);
+        let value = message.payload().unwrap_or_default();
+        match OrderEvent::parse(value) {
+            Ok(event) => {
+                out.good += 1;
+                if let Some(rows) = out.rows.get_mut(&partition) {
+                    rows.push(Landed { offset, kafka_timestamp, event });
+                }
+            }
+            Err(invalid) => {
+                out.rejected += 1;
+                if rejects_done.is_none_or(|done| offset > done) {
+                    out.new_rejects += 1;
+                    out.rejects.push(Rejected {
+                        partition,
+                        offset,
+                        kafka_timestamp,
+                        value: String::from_utf8_lossy(value).into_owned(),
+                        reason: invalid.to_string(),
+                    });
+                }
+            }
+        }
+        if offset == last {
+            owed.remove(&partition);
+        }
+    }
+    Ok(out)
+}
+
+impl Read {
+    fn rows_batch(&self) -> Result<RecordBatch, TableError> {
+        let n: usize = self.rows.values().map(Vec::len).sum();
+        let mut partition = Int32Builder::with_capacity(n);
+        let mut offset = Int64Builder::with_capacity(n);
+        let mut kafka_ts = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        let mut ingested = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        let mut order_id = Int64Builder::with_capacity(n);
+        let mut customer = StringBuilder::with_capacity(n, n * 4);
+        let mut status = StringBuilder::with_capacity(n, n * 6);
+        let mut amount = Decimal128Builder::with_capacity(n).with_precision_and_scale(18, 2).map_err(arrow_err)?;
+        let mut event_time = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        for (&p, rows) in &self.rows {
+            for row in rows {
+                partition.append_value(p);
+                offset.append_value(row.offset);
+                kafka_ts.append_option(row.kafka_timestamp);
+                ingested.append_value(self.ingested_at);
+                order_id.append_value(row.event.order_id);
+                customer.append_value(&row.event.customer_id);
+                status.append_value(&row.event.status);
+                amount.append_value(row.event.amount_cents);
+                event_time.append_value(row.event.event_time_micros);
+            }
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(partition.finish()),
+            Arc::new(offset.finish()),
+            Arc::new(kafka_ts.finish()),
+            Arc::new(ingested.finish()),
+            Arc::new(order_id.finish()),
+            Arc::new(customer.finish()),
+            Arc::new(status.finish()),
+            Arc::new(amount.finish()),
+            Arc::new(event_time.finish()),
+        ];
+        RecordBatch::try_new(TableName::BronzeOrders.schema(), columns).map_err(arrow_err)
+    }
+
+    fn rejects_batch(&self) -> Result<RecordBatch, TableError> {
+        let n = self.rejects.len();
+        let mut partition = Int32Builder::with_capacity(n);
+        let mut offset = Int64Builder::with_capacity(n);
+        let mut kafka_ts = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        let mut ingested = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        let mut value = StringBuilder::new();
+        let mut reason = StringBuilder::new();
+        let mut sorted: Vec<&Rejected> = self.rejects.iter().collect();
+        sorted.sort_by_key(|r| (r.partition, r.offset));
+        for r in sorted {
+            partition.append_value(r.partition);
+            offset.append_value(r.offset);
+            kafka_ts.append_option(r.kafka_timestamp);
+            ingested.append_value(self.ingested_at);
+            value.append_value(&r.value);
+            reason.append_value(&r.reason);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(partition.finish()),
+            Arc::new(offset.finish()),
+            Arc::new(kafka_ts.finish()),
+            Arc::new(ingested.finish()),
+            Arc::new(value.finish()),
+            Arc::new(reason.finish()),
+        ];
+        RecordBatch::try_new(TableName::BronzeRejects.schema(), columns).map_err(arrow_err)
+    }
+}
+
+fn arrow_err(source: arrow::error::ArrowError) -> TableError {
+    TableError::Arrow { table: "bronze_orders".into(), source }
+}

@@ -1,0 +1,313 @@
+//! The lab's Delta tables: their schemas, opening and creating them, the `txn` versions streams
+//! store their progress in, and the object store that lets crash tests cut a commit in half.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use async_trait::async_trait;
+use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake::kernel::{StructType, Transaction};
+use deltalake::logstore::object_store::{
+    self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, local::LocalFileSystem, path::Path as StorePath,
+};
+use deltalake::protocol::{DeltaOperation, SaveMode};
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
+use futures::stream::BoxStream;
+
+use crate::crash::{CrashPoint, Moment};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("table {table}: {source}")]
+    Delta { table: String, source: DeltaTableError },
+    #[error("table {table}: {source}")]
+    Query { table: String, source: datafusion::error::DataFusionError },
+    #[error("table {table}: {source}")]
+    Arrow { table: String, source: arrow::error::ArrowError },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales")]
+    Unknown(String),
+}
+
+/// The four tables of a lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableName {
+    BronzeOrders,
+    BronzeRejects,
+    Orders,
+    HourlySales,
+}
+
+impl TableName {
+    pub const ALL: [TableName; 4] =
+        [TableName::BronzeOrders, TableName::BronzeRejects, TableName::Orders, TableName::HourlySales];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TableName::BronzeOrders => "bronze_orders",
+            TableName::BronzeRejects => "bronze_rejects",
+            TableName::Orders => "orders",
+            TableName::HourlySales => "hourly_sales",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self, TableError> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == name)
+            .ok_or_else(|| TableError::Unknown(name.to_string()))
+    }
+
+    /// The columns a listing is sorted by (SPEC §2).
+    pub fn key(self) -> &'static [&'static str] {
+        match self {
+            TableName::BronzeOrders | TableName::BronzeRejects => &["partition", "offset"],
+            TableName::Orders => &["order_id"],
+            TableName::HourlySales => &["hour"],
+        }
+    }
+
+    /// Which stream writes the table: a crash point names the stream.
+    fn stream(self) -> &'static str {
+        match self {
+            TableName::BronzeOrders | TableName::BronzeRejects => "bronze",
+            TableName::Orders => "silver",
+            TableName::HourlySales => "gold",
+        }
+    }
+
+    pub fn schema(self) -> SchemaRef {
+        let ts = || DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+        let money = || DataType::Decimal128(18, 2);
+        let landed = || {
+            vec![
+                Field::new("partition", DataType::Int32, false),
+                Field::new("offset", DataType::Int64, false),
+                Field::new("kafka_timestamp", ts(), true),
+                Field::new("ingested_at", ts(), false),
+            ]
+        };
+        let event = || {
+            vec![
+                Field::new("order_id", DataType::Int64, false),
+                Field::new("customer_id", DataType::Utf8, false),
+                Field::new("status", DataType::Utf8, false),
+                Field::new("amount", money(), false),
+                Field::new("event_time", ts(), false),
+            ]
+        };
+        let fields = match self {
+            TableName::BronzeOrders => [landed(), event()].concat(),
+            TableName::BronzeRejects => [
+                landed(),
+                vec![Field::new("value", DataType::Utf8, false), Field::new("reason", DataType::Utf8, false)],
+            ]
+            .concat(),
+            TableName::Orders => event(),
+            TableName::HourlySales => vec![
+                Field::new("hour", ts(), false),
+                Field::new("orders", DataType::Int64, false),
+                Field::new("revenue", money(), false),
+            ],
+        };
+        Arc::new(Schema::new(fields))
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a lab's tables live, and the crash point (if any) their commits obey.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    root: PathBuf,
+    crash_at: Option<CrashPoint>,
+}
+
+impl Tables {
+    pub fn new(root: impl Into<PathBuf>, crash_at: Option<CrashPoint>) -> Self {
+        Self { root: root.into(), crash_at }
+    }
+
+    pub fn path(&self, name: TableName) -> PathBuf {
+        self.root.join(name.as_str())
+    }
+
+    fn builder(&self, name: TableName) -> Result<DeltaTableBuilder, TableError> {
+        let path = self.path(name);
+        std::fs::create_dir_all(&path).map_err(|source| TableError::Io { path: path.clone(), source })?;
+        let path = std::fs::canonicalize(&path).map_err(|source| TableError::Io { path: path.clone(), source })?;
+        let url = url::Url::from_directory_path(&path)
+            .map_err(|_| TableError::Io { path: path.clone(), source: std::io::Error::other("not an absolute path") })?;
+        let store = Arc::new(CommitCutter {
+            inner: Arc::new(LocalFileSystem::new()),
+            cut: self.crash_at.filter(|c| c.stream == name.stream() && c.moment == Moment::AfterWrite),
+        });
+        DeltaTableBuilder::from_url(url.clone())
+            .map(|b| b.with_storage_backend(store, url))
+            .map_err(|source| TableError::Delta { table: name.to_string(), source })
+    }
+
+    /// Opens a table, or `None` if it was never created.
+    pub async fn open(&self, name: TableName) -> Result<Option<DeltaTable>, TableError> {
+        if !self.path(name).join("_delta_log").exists() {
+            return Ok(None);
+        }
+        let table = self.builder(name)?.load().await.map_err(|source| TableError::Delta { table: name.to_string(), source })?;
+        Ok(Some(table))
+    }
+
+    /// Opens a table, creating it empty (version 0) on first use.
+    pub async fn open_or_create(&self, name: TableName) -> Result<DeltaTable, TableError> {
+        if let Some(table) = self.open(name).await? {
+            return Ok(table);
+        }
+        let delta = |source| TableError::Delta { table: name.to_string(), source };
+        let schema: StructType = name.schema().as_ref().try_into_kernel().map_err(|e| delta(e.into()))?;
+        let mut create = self
+            .builder(name)?
+            .build()
+            .map_err(delta)?
+            .create()
+            .with_table_name(name.as_str())
+            .with_columns(schema.fields().cloned())
+            .with_save_mode(SaveMode::Ignore);
+        if name == TableName::BronzeOrders {
+            // Silver and gold read only what each bronze commit added.
+            create = create.with_configuration_property(TableProperty::EnableChangeDataFeed, Some("true"));
+        }
+        create.await.map_err(delta)
+    }
+
+    /// Removes every table of the lab.
+    pub fn remove_all(&self) -> Result<(), TableError> {
+        match std::fs::remove_dir_all(&self.root) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(TableError::Io { path: self.root.clone(), source }),
+        }
+    }
+}
+
+/// The version a stream stored under `app_id` in the table's `txn` actions.
+pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>, TableError> {
+    let delta = |source| TableError::Delta { table: table_name(table), source };
+    let snapshot = table.snapshot().map_err(delta)?;
+    snapshot.transaction_version(table.log_store().as_ref(), app_id).await.map_err(delta)
+}
+
+/// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.
+pub async fn append(
+    table: DeltaTable,
+    batches: Vec<arrow::record_batch::RecordBatch>,
+    progress: Vec<Transaction>,
+) -> Result<DeltaTable, TableError> {
+    let name = table_name(&table);
+    let delta = |source| TableError::Delta { table: name.clone(), source };
+    let properties = CommitProperties::default().with_application_transactions(progress);
+    if batches.iter().any(|b| b.num_rows() > 0) {
+        return table
+            .write(batches)
+            .with_save_mode(SaveMode::Append)
+            .with_commit_properties(properties)
+            .await
+            .map_err(delta);
+    }
+    // Nothing to add, but the progress must still move: a commit of `txn` actions only.
+    let snapshot = table.snapshot().map_err(delta)?.clone();
+    let operation = DeltaOperation::Write { mode: SaveMode::Append, partition_by: None, predicate: None };
+    CommitBuilder::from(properties)
+        .with_actions(vec![])
+        .build(Some(&snapshot), table.log_store(), operation)
+        .await
+        .map_err(delta)?;
+    let mut table = table;
+    table.update_incremental(None).await.map_err(delta)?;
+    Ok(table)
+}
+
+/// The table's name: the last part of its folder.
+pub fn table_name(table: &DeltaTable) -> String {
+    table
+        .table_url()
+        .path_segments()
+        .and_then(|s| s.filter(|p| !p.is_empty()).last())
+        .unwrap_or("table")
+        .to_string()
+}
+
+/// The table's version, 0 for a new table.
+pub fn version(table: &DeltaTable) -> i64 {
+    table.version().map_or(0, |v| v as i64)
+}
+
+/// A local file system that aborts the process just before a Delta commit file is written,
+/// when a crash test asks for it: the data files of the operation are on disk, the commit is not.
+#[derive(Debug)]
+struct CommitCutter {
+    inner: Arc<LocalFileSystem>,
+    cut: Option<CrashPoint>,
+}
+
+impl CommitCutter {
+    fn check(&self, location: &StorePath) {
+        let path = location.as_ref();
+        if path.contains("_delta_log/") && path.ends_with(".json") {
+            CrashPoint::abort_if(self.cut, self.cut.map_or("", |c| c.stream), Moment::AfterWrite);
+        }
+    }
+}
+
+impl fmt::Display for CommitCutter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CommitCutter({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for CommitCutter {
+    async fn put_opts(&self, location: &StorePath, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+        self.check(location);
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &StorePath,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(&self, location: &StorePath, options: GetOptions) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<StorePath>>,
+    ) -> BoxStream<'static, object_store::Result<StorePath>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&StorePath>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&StorePath>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(&self, from: &StorePath, to: &StorePath, options: CopyOptions) -> object_store::Result<()> {
+        self.check(to);
+        self.inner.copy_opts(from, to, options).await
+    }
+}

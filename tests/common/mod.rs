@@ -1,0 +1,120 @@
+//! Test harness: the real local broker (started once, with a home outside any test's folder), a
+//! fresh topic and data folder per test, and the `reckon` binary run as a user would.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const SEED_BLOCK: &str = "\
+ok      bronze_orders has 11 events, each offset once
+note    1 of them sent twice by the shop's system
+ok      orders has the newest state of all 9 orders
+late    09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50: 1 arrived after the hour was written
+ok      10:00 2 orders, 55.00
+ok      11:00 1 order, 18.25
+waiting 12:00 is not written yet: the watermark has not passed its end
+waiting 13:00 is not written yet: the watermark has not passed its end
+";
+
+/// A lab of its own: a temp data folder and a topic no other test uses.
+pub struct TestLab {
+    pub dir: tempfile::TempDir,
+    pub topic: String,
+}
+
+fn broker_home() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    home.join(".cache/reckon/test-broker")
+}
+
+/// Starts the shared local broker once per test binary (idempotent across binaries too).
+fn ensure_broker() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_reckon"))
+            .args(["broker", "start", "--broker-home"])
+            .arg(broker_home())
+            .output()
+            .expect("run reckon broker start");
+        assert!(out.status.success(), "broker start failed: {}", String::from_utf8_lossy(&out.stderr));
+    });
+}
+
+impl TestLab {
+    pub fn new(name: &str) -> Self {
+        ensure_broker();
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let topic = format!("test.{name}.{}.{nanos}", std::process::id());
+        let dir = tempfile::Builder::new().prefix(&format!("reckon-{name}-")).tempdir().unwrap();
+        Self { dir, topic }
+    }
+
+    pub fn data(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `reckon --data <dir> --topic <topic> ARGS`, finished.
+    pub fn reckon(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run reckon")
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reckon"));
+        cmd.arg("--data").arg(self.data()).args(["--topic", &self.topic]).args(args);
+        cmd.env_remove("RECKON_BROKERS").env_remove("RECKON_DATA").env_remove("RECKON_TOPIC");
+        cmd
+    }
+
+    /// Runs reckon and insists it succeeds; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.reckon(args);
+        assert!(
+            out.status.success(),
+            "reckon {args:?} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn send(&self, batch: &str) {
+        self.ok(&["produce", "--scenario", "course", "--batch", batch]);
+    }
+
+    /// A table as JSON lines, with the columns that depend on when things ran left out.
+    pub fn table(&self, name: &str) -> Vec<serde_json::Value> {
+        self.ok(&["table", name, "--json"])
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("ingested_at");
+                    o.remove("kafka_timestamp");
+                }
+                v
+            })
+            .collect()
+    }
+
+    pub fn check(&self) -> (String, i32) {
+        let out = self.reckon(&["check"]);
+        (String::from_utf8(out.stdout).unwrap(), out.status.code().unwrap_or(-1))
+    }
+
+    /// A connection to the shared broker, for what the CLI must not do (send garbage, recreate).
+    pub fn kafka(&self) -> reckon::kafka::Kafka {
+        reckon::kafka::Kafka::new("127.0.0.1:9092").unwrap()
+    }
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,30 @@
+"""Reads one of Reckon's Delta tables with the Python `deltalake` package (delta-rs's Python
+binding, not Reckon's code) and prints its rows as `reckon table NAME --json` does."""
+import decimal
+import json
+import sys
+
+from deltalake import DeltaTable
+
+KEYS = {
+    "bronze_orders": ["partition", "offset"],
+    "bronze_rejects": ["partition", "offset"],
+    "orders": ["order_id"],
+    "hourly_sales": ["hour"],
+}
+
+path, name = sys.argv[1], sys.argv[2]
+rows = DeltaTable(path).to_pyarrow_table().to_pylist()
+rows.sort(key=lambda r: [r[k] for k in KEYS[name]])
+
+
+def shown(value):
+    if isinstance(value, decimal.Decimal):
+        return f"{value:.2f}"
+    if hasattr(value, "strftime"):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value
+
+
+for row in rows:
+    print(json.dumps({k: shown(v) for k, v in row.items()}, separators=(",", ":")))
