@@ -235,7 +235,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG").unwrap_or_else(|_| "warn,rdkafka=off".into()),
+            tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG").unwrap_or_else(|_| "warn,deltalake_core=error,librdkafka=error".into()),
         )
         .with_writer(std::io::stderr)
         .init();
