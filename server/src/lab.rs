@@ -166,8 +166,10 @@ impl Lab {
         Ok(())
     }
 
-    /// Checks the tables against bronze (SPEC §4).
+    /// Checks the tables against bronze (SPEC §4), under the lab's lock: a check beside a run
+    /// would compare bronze's new rows with silver and gold that have not read them yet.
     pub async fn check(&self) -> Result<Report, LabError> {
+        let _lock = self.lock()?;
         Ok(check::run(self).await?)
     }
 
@@ -195,6 +197,6 @@ impl Lab {
                 }
             }
         }
-        self.check().await
+        Ok(check::run(self).await?)
     }
 }

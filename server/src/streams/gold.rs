@@ -14,13 +14,12 @@ use std::time::Instant;
 use arrow::array::{ArrayRef, AsArray, Decimal128Array, Int64Array, TimestampMicrosecondArray};
 use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use arrow::record_batch::RecordBatch;
-use datafusion::prelude::SessionContext;
 use deltalake::kernel::Transaction;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun, bronze_changes,
-    show_time,
+    DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun, pending,
+    query_bronze_changes, show_time,
 };
 use crate::crash::{CrashPoint, Moment};
 use crate::event::format_micros;
@@ -180,20 +179,14 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
         let word = |on: bool| if on { "on" } else { "off" };
         return Err(StreamError::DedupSettingFixed { started: word(state.dedup), asked: word(dedup) });
     }
-    let current = tables::version(&bronze);
-    let first = processed.map_or(0, |v| v + 1);
     record.watermark_before = show_time(state.watermark);
     record.watermark_after = record.watermark_before.clone();
-    if first > current {
+    let Some((first, current)) = pending(&bronze, processed) else {
         record.duration_ms = started.elapsed().as_millis() as u64;
         return Ok(record);
-    }
+    };
     record.source = SourceRange::Versions { table: TableName::BronzeOrders.to_string(), first, last: current };
-
-    let ctx = SessionContext::new();
-    let query = |source| TableError::Query { table: TableName::BronzeOrders.to_string(), source };
-    bronze_changes(&ctx, &bronze, first, current).await?;
-    let placed = ctx.sql(PLACED_IN_ORDER).await.map_err(query)?.collect().await.map_err(query)?;
+    let (_, placed) = query_bronze_changes(&bronze, (first, current), PLACED_IN_ORDER).await?;
     CrashPoint::abort_if(lab.config.crash_at, "gold", Moment::AfterRead);
 
     let before = state.watermark;

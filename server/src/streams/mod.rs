@@ -8,6 +8,7 @@ pub mod silver;
 use std::fmt;
 use std::sync::Arc;
 
+use arrow::record_batch::RecordBatch;
 use datafusion::prelude::{SessionContext, col, lit};
 use deltalake::DeltaTable;
 use deltalake::delta_datafusion::DeltaCdfTableProvider;
@@ -158,27 +159,36 @@ impl fmt::Display for StreamRun {
     }
 }
 
-/// Registers the rows bronze commits `first..=last` added as the table `changes` in `ctx`, with
-/// the change feed's `_commit_version` beside each row.
-pub(crate) async fn bronze_changes(
-    ctx: &SessionContext,
+/// The bronze commits a downstream stream has not processed yet, first and last inclusive.
+pub(crate) fn pending(bronze: &DeltaTable, processed: Option<i64>) -> Option<(i64, i64)> {
+    let first = processed.map_or(0, |v| v + 1);
+    let last = crate::tables::version(bronze);
+    (first <= last).then_some((first, last))
+}
+
+/// Runs `sql` over the rows bronze commits `first..=last` added, which it sees as the table
+/// `changes`, with the change feed's `_commit_version` beside each row. Returns the session too,
+/// for work on the results.
+pub(crate) async fn query_bronze_changes(
     bronze: &DeltaTable,
-    first: i64,
-    last: i64,
-) -> Result<(), TableError> {
+    (first, last): (i64, i64),
+    sql: &str,
+) -> Result<(SessionContext, Vec<RecordBatch>), TableError> {
     let table = table_name(bronze);
     let delta = |source| TableError::Delta { table: table.clone(), source };
     let query = |source| TableError::Query { table: table.clone(), source };
+    let ctx = SessionContext::new();
     bronze.update_datafusion_session(&ctx.state()).map_err(delta)?;
     let cdf = bronze.clone().scan_cdf().with_starting_version(first as u64).with_ending_version(last as u64);
     let provider = DeltaCdfTableProvider::try_new(cdf).map_err(delta)?;
-    // Bronze only appends; the filter keeps that assumption out of every query below.
+    // Bronze only appends; the filter keeps that assumption out of every query.
     let inserts = ctx
         .read_table(Arc::new(provider))
         .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
         .map_err(query)?;
     ctx.register_table("changes", inserts.into_view()).map_err(query)?;
-    Ok(())
+    let rows = ctx.sql(sql).await.map_err(query)?.collect().await.map_err(query)?;
+    Ok((ctx, rows))
 }
 
 /// Renders a watermark for a run record.

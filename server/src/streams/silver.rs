@@ -6,11 +6,10 @@ use std::time::Instant;
 
 use arrow::array::AsArray;
 use arrow::datatypes::Int64Type;
-use datafusion::prelude::SessionContext;
 use deltalake::kernel::Transaction;
 use deltalake::kernel::transaction::CommitProperties;
 
-use super::{SourceRange, StreamError, StreamRun, bronze_changes};
+use super::{SourceRange, StreamError, StreamRun, pending, query_bronze_changes};
 use crate::crash::{CrashPoint, Moment};
 use crate::lab::Lab;
 use crate::tables::{self, TableError, TableName};
@@ -33,31 +32,25 @@ pub async fn run(lab: &Lab) -> Result<StreamRun, StreamError> {
     let mut record = StreamRun::new("silver");
     let bronze = lab.tables.open_or_create(TableName::BronzeOrders).await?;
     let orders = lab.tables.open_or_create(TableName::Orders).await?;
-    let processed = tables::txn_version(&orders, APP_ID).await?;
-    let current = tables::version(&bronze);
-    let first = processed.map_or(0, |v| v + 1);
-    if first > current {
+    let Some((first, last)) = pending(&bronze, tables::txn_version(&orders, APP_ID).await?) else {
         record.duration_ms = started.elapsed().as_millis() as u64;
         return Ok(record);
-    }
-    record.source = SourceRange::Versions { table: TableName::BronzeOrders.to_string(), first, last: current };
-
-    let ctx = SessionContext::new();
-    let query = |source| TableError::Query { table: TableName::BronzeOrders.to_string(), source };
-    bronze_changes(&ctx, &bronze, first, current).await?;
-    let newest = ctx.sql(NEWEST_PER_ORDER).await.map_err(query)?.collect().await.map_err(query)?;
+    };
+    record.source = SourceRange::Versions { table: TableName::BronzeOrders.to_string(), first, last };
+    let (ctx, newest) = query_bronze_changes(&bronze, (first, last), NEWEST_PER_ORDER).await?;
     record.rows_read = newest
         .iter()
         .find(|b| b.num_rows() > 0)
         .map_or(0, |b| b.column(5).as_primitive::<Int64Type>().value(0) as u64);
     CrashPoint::abort_if(lab.config.crash_at, "silver", Moment::AfterRead);
 
-    let progress = Transaction::new(APP_ID, current);
+    let progress = Transaction::new(APP_ID, last);
     let progress_again = progress.clone();
     let before = tables::version(&orders);
     let table = if newest.iter().all(|b| b.num_rows() == 0) {
         tables::append(orders, vec![], vec![progress]).await?
     } else {
+        let query = |source| TableError::Query { table: TableName::BronzeOrders.to_string(), source };
         let source = ctx
             .read_batches(newest)
             .and_then(|df| df.drop_columns(&["rows_read"]))
