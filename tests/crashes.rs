@@ -22,7 +22,12 @@ fn course(name: &str, crash_at: Option<&str>) -> (TestLab, Tables) {
             && let Some(point) = crash_at
         {
             let out = lab.reckon(&["--crash-at", point, "run"]);
-            assert_eq!(out.status.signal(), Some(libc_sigabrt()), "{point} did not abort: {}", stderr(&out));
+            assert_eq!(
+                out.status.signal(),
+                Some(libc_sigabrt()),
+                "{point} did not abort: {}",
+                stderr(&out)
+            );
             assert!(stderr(&out).contains(&format!("crash point {point} reached")));
         }
         lab.ok(&["run"]);
@@ -46,7 +51,11 @@ fn crash_and_rerun(point: &str) {
     for ((name, got), want) in TABLES.iter().zip(&tables).zip(reference) {
         assert_eq!(got, want, "{name} differs after a crash at {point}");
     }
-    assert_eq!(lab.check(), (SEED_BLOCK.to_string(), 0), "check after a crash at {point}");
+    assert_eq!(
+        lab.check(),
+        (SEED_BLOCK.to_string(), 0),
+        "check after a crash at {point}"
+    );
 }
 
 #[test]

@@ -9,7 +9,11 @@ use reckon::kafka::Kafka;
 fn send_raw(kafka: &Kafka, topic: &str, values: &[String]) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let producer = kafka.producer().unwrap();
-    let messages: Vec<(String, String)> = values.iter().enumerate().map(|(i, v)| (format!("junk-{i}"), v.clone())).collect();
+    let messages: Vec<(String, String)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("junk-{i}"), v.clone()))
+        .collect();
     rt.block_on(producer.send_all(topic, &messages)).unwrap();
 }
 
@@ -47,12 +51,21 @@ fn malformed_messages_land_in_rejects_and_the_check_stays_clean() {
     assert_eq!(rejected, 1000);
     let rejects = lab.table("bronze_rejects");
     assert_eq!(rejects.len(), 1000);
-    let reason = |needle: &str| rejects.iter().filter(|r| r["reason"].as_str().unwrap().contains(needle)).count();
+    let reason = |needle: &str| {
+        rejects
+            .iter()
+            .filter(|r| r["reason"].as_str().unwrap().contains(needle))
+            .count()
+    };
     assert_eq!(reason("not JSON"), 250);
     assert_eq!(reason("customer_id: missing"), 250);
     assert_eq!(reason("order_id: must be an integer"), 250);
     assert_eq!(reason("event_time: "), 250);
-    assert!(rejects.iter().all(|r| !r["value"].as_str().unwrap().is_empty()));
+    assert!(
+        rejects
+            .iter()
+            .all(|r| !r["value"].as_str().unwrap().is_empty())
+    );
     // The good events are untouched: the same check as the course, plus the note on rejects.
     let (check, code) = lab.check();
     let expected = SEED_BLOCK.replace(
@@ -77,8 +90,14 @@ fn a_recreated_topic_is_refused_by_name_until_reset() {
     let out = lab.reckon(&["run"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains(&format!("topic {} partition", lab.topic)), "{err}");
-    assert!(err.contains("bronze stored offset") && err.contains("log end"), "{err}");
+    assert!(
+        err.contains(&format!("topic {} partition", lab.topic)),
+        "{err}"
+    );
+    assert!(
+        err.contains("bronze stored offset") && err.contains("log end"),
+        "{err}"
+    );
     assert!(err.contains("reckon reset"), "{err}");
     lab.ok(&["reset"]);
     lab.send("1");
@@ -101,7 +120,10 @@ fn two_runs_at_once_are_serialized() {
         let runs: serde_json::Value = serde_json::from_str(&stdout(out)).unwrap();
         bronze_read += runs[0]["rows_read"].as_u64().unwrap();
     }
-    assert_eq!(bronze_read, 11, "each event read by exactly one of the two runs");
+    assert_eq!(
+        bronze_read, 11,
+        "each event read by exactly one of the two runs"
+    );
     assert_eq!(lab.table("bronze_orders").len(), 11);
     assert_eq!(lab.check().1, 0);
 }
@@ -110,10 +132,16 @@ fn two_runs_at_once_are_serialized() {
 fn a_held_lock_makes_a_run_wait_then_fail_clearly() {
     let lab = TestLab::new("lock");
     lab.send("1");
-    let held = reckon::Lab::new(reckon::Config::new(lab.data())).lock().unwrap();
+    let held = reckon::Lab::new(reckon::Config::new(lab.data()))
+        .lock()
+        .unwrap();
     let out = lab.reckon(&["--lock-wait", "1", "run"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("another run of this lab"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another run of this lab"),
+        "{}",
+        stderr(&out)
+    );
     assert!(lab.table("bronze_orders").is_empty(), "nothing was written");
     drop(held);
     lab.ok(&["run"]);
@@ -125,21 +153,41 @@ fn bad_input_names_the_field_and_sends_nothing() {
     let lab = TestLab::new("badinput");
     lab.ok(&["reset"]);
     let cases = [
-        (r#"{"order_id": "x", "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:00:00Z"}"#, "order_id"),
-        (r#"{"order_id": 1, "customer_id": "C", "status": "sold", "amount": 1, "event_time": "2026-10-01T09:00:00Z"}"#, "status"),
-        (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": "1.234", "event_time": "2026-10-01T09:00:00Z"}"#, "amount"),
-        (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "noon"}"#, "event_time"),
+        (
+            r#"{"order_id": "x", "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:00:00Z"}"#,
+            "order_id",
+        ),
+        (
+            r#"{"order_id": 1, "customer_id": "C", "status": "sold", "amount": 1, "event_time": "2026-10-01T09:00:00Z"}"#,
+            "status",
+        ),
+        (
+            r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": "1.234", "event_time": "2026-10-01T09:00:00Z"}"#,
+            "amount",
+        ),
+        (
+            r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "noon"}"#,
+            "event_time",
+        ),
     ];
     for (event, field) in cases {
         let out = lab.reckon(&["produce", "--event", event]);
         assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).contains(&format!("{field}: ")), "{field}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{field}: ")),
+            "{field}: {}",
+            stderr(&out)
+        );
     }
     let out = lab.reckon(&["produce", "--scenario", "course", "--batch", "9"]);
     assert!(stderr(&out).contains("no batch \"9\""), "{}", stderr(&out));
     let kafka = lab.kafka();
     for p in 0..3 {
-        assert_eq!(kafka.log_offsets(&lab.topic, p).unwrap(), (0, 0), "nothing sent to partition {p}");
+        assert_eq!(
+            kafka.log_offsets(&lab.topic, p).unwrap(),
+            (0, 0),
+            "nothing sent to partition {p}"
+        );
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_reckon"))
         .args(["--data"])
@@ -147,7 +195,11 @@ fn bad_input_names_the_field_and_sends_nothing() {
         .args(["--topic", "no spaces allowed", "run"])
         .output()
         .unwrap();
-    assert!(stderr(&out).contains("topic: ' ' is not allowed"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("topic: ' ' is not allowed"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -159,7 +211,13 @@ fn reset_refuses_a_broker_it_does_not_manage_without_force() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("add --force"), "{}", stderr(&out));
     assert_eq!(lab.table("bronze_orders").len(), 3, "nothing removed");
-    assert_eq!(lab.kafka().log_offsets(&lab.topic, 0).map(|(_, end)| end >= 0).ok(), Some(true));
+    assert_eq!(
+        lab.kafka()
+            .log_offsets(&lab.topic, 0)
+            .map(|(_, end)| end >= 0)
+            .ok(),
+        Some(true)
+    );
     lab.ok(&["--brokers", "127.0.0.1:9092", "reset", "--force"]);
     assert!(lab.table("bronze_orders").is_empty());
 }

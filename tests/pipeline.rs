@@ -10,13 +10,41 @@ fn course_with_dedup_prints_the_seed_block() {
     let lab = TestLab::new("course");
     // The course's own file where the developers' `../shared` is beside the checkout; the copy
     // built into the binary (the same file) elsewhere.
-    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/scenarios/course.json");
-    let file = if std::path::Path::new(shared).exists() { shared } else { "course" };
+    let shared = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/scenarios/course.json"
+    );
+    let file = if std::path::Path::new(shared).exists() {
+        shared
+    } else {
+        "course"
+    };
     let out = lab.reckon(&["play", file]);
     assert_eq!(stdout(&out), SEED_BLOCK, "stderr: {}", stderr(&out));
     assert_eq!(out.status.code(), Some(0));
     // A check run on its own agrees with the one play ran.
     assert_eq!(lab.check(), (SEED_BLOCK.to_string(), 0));
+
+    // The history kept every run: six pipeline steps and two checks, each check line by line.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let history = reckon::history::History::open(&lab.data().join("history.sqlite")).await.unwrap();
+        let runs = history.runs("default", 100, None).await.unwrap();
+        assert_eq!(runs.len(), 8);
+        assert!(runs.iter().all(|r| r.status == "succeeded" && r.generation == 1));
+        let last = history.run(runs[0].id).await.unwrap().unwrap();
+        let lines: Vec<String> = last
+            .findings
+            .iter()
+            .map(|f| format!("{:<8}{}", f["verdict"].as_str().unwrap(), f["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(lines.join("\n") + "\n", SEED_BLOCK);
+        let late = last.findings.iter().find(|f| f["verdict"] == "late").unwrap();
+        assert_eq!((late["orders"].as_i64(), late["bronze_orders"].as_i64()), (Some(3), Some(4)));
+        let gold = history.run(runs[3].id).await.unwrap().unwrap();
+        assert_eq!(gold.streams[2]["stream"], "gold");
+        assert_eq!(gold.streams[2]["dropped"][0]["order_id"], 1006, "the run that dropped 1006 as late");
+    });
 }
 
 #[test]
@@ -32,7 +60,11 @@ fn course_without_dedup_flags_11_00_as_a_problem() {
     // The setting is fixed with gold's state: a run with dedup on is refused until a reset.
     let refused = lab.reckon(&["run"]);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(stderr(&refused).contains("deduplication off"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("deduplication off"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 #[test]
@@ -77,13 +109,24 @@ fn tables_have_the_spec_shapes() {
     );
     let bronze = lab.table("bronze_orders");
     assert_eq!(bronze.len(), 11);
-    let keys: Vec<(i64, i64)> =
-        bronze.iter().map(|r| (r["partition"].as_i64().unwrap(), r["offset"].as_i64().unwrap())).collect();
+    let keys: Vec<(i64, i64)> = bronze
+        .iter()
+        .map(|r| {
+            (
+                r["partition"].as_i64().unwrap(),
+                r["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted, "sorted by (partition, offset)");
     // Both copies of order 1005 landed in one partition, as Kafka's murmur2 on the key puts them.
-    let copies: Vec<_> = bronze.iter().filter(|r| r["order_id"] == 1005).map(|r| &r["partition"]).collect();
+    let copies: Vec<_> = bronze
+        .iter()
+        .filter(|r| r["order_id"] == 1005)
+        .map(|r| &r["partition"])
+        .collect();
     assert_eq!(copies.len(), 2);
     assert_eq!(copies[0], copies[1]);
     let unknown = lab.reckon(&["table", "gold", "--json"]);
@@ -95,7 +138,10 @@ fn tables_have_the_spec_shapes() {
 fn another_delta_reader_sees_the_same_rows() {
     let lab = TestLab::new("pyreader");
     lab.ok(&["play", "course"]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/read_with_deltalake.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/read_with_deltalake.py"
+    );
     for table in ["bronze_orders", "orders", "hourly_sales"] {
         let out = std::process::Command::new("python3")
             .arg(script)
@@ -103,10 +149,17 @@ fn another_delta_reader_sees_the_same_rows() {
             .arg(table)
             .output()
             .expect("python3");
-        assert!(out.status.success(), "python deltalake failed: {}", stderr(&out));
-        let python: Vec<serde_json::Value> =
-            stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        let ours: Vec<serde_json::Value> = lab.ok(&["table", table, "--json"])
+        assert!(
+            out.status.success(),
+            "python deltalake failed: {}",
+            stderr(&out)
+        );
+        let python: Vec<serde_json::Value> = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ours: Vec<serde_json::Value> = lab
+            .ok(&["table", table, "--json"])
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();

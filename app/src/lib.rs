@@ -2,4 +2,12 @@
 //! names the pages the server will render, so the workspace layout is the final one.
 
 /// Routes the dashboard will serve, in the order its navigation shows them.
-pub const PAGES: [&str; 7] = ["/", "/runs", "/hours", "/produce", "/topic", "/tables", "/pipeline"];
+pub const PAGES: [&str; 7] = [
+    "/",
+    "/runs",
+    "/hours",
+    "/produce",
+    "/topic",
+    "/tables",
+    "/pipeline",
+];

@@ -23,7 +23,9 @@ fn events(n: usize, first_id: i64) -> Vec<OrderEvent> {
                 customer_id: format!("C{:04}", id % 5000),
                 status: status.into(),
                 amount_cents: 500 + (id % 9000) as i128,
-                event_time_micros: START + (i as i64) * 48 * HOUR / n.max(1) as i64 + if i % 2 == 1 { 600_000_000 } else { 0 },
+                event_time_micros: START
+                    + (i as i64) * 48 * HOUR / n.max(1) as i64
+                    + if i % 2 == 1 { 600_000_000 } else { 0 },
             }
         })
         .collect()
@@ -36,27 +38,46 @@ fn per_second(n: u64, d: Duration) -> f64 {
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_string)
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let n: usize = std::env::var("RECKON_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("RECKON_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let dir = tempfile::tempdir()?;
     let mut config = Config::new(dir.path());
-    config.topic = format!("bench.{}.{}", std::process::id(), chrono::Utc::now().timestamp());
+    config.topic = format!(
+        "bench.{}.{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp()
+    );
     let lab = Lab::new(config);
     lab.reset(false).await?;
 
     let all = events(n, 1);
     let started = Instant::now();
     for chunk in all.chunks(50_000) {
-        lab.produce(chunk).await?;
+        lab.produce(chunk, "bench").await?;
     }
     let produce = started.elapsed();
-    println!("produced {n} events in {:.1} s ({:.0} events/s)", produce.as_secs_f64(), per_second(n as u64, produce));
+    println!(
+        "produced {n} events in {:.1} s ({:.0} events/s)",
+        produce.as_secs_f64(),
+        per_second(n as u64, produce)
+    );
 
     let mut figures = vec![];
     for which in [Streams::Bronze, Streams::Silver, Streams::Gold] {
@@ -69,19 +90,26 @@ async fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let report = lab.check().await?;
     let check = started.elapsed();
-    assert!(!report.has_problem(), "the check found a problem:\n{report}");
+    assert!(
+        !report.has_problem(),
+        "the check found a problem:\n{report}"
+    );
     figures.push(("check", n as u64, check));
 
     println!("\n| stage  | events    | seconds | events/s  |");
     println!("|--------|-----------|---------|-----------|");
     for (stage, rows, took) in &figures {
-        println!("| {stage:<6} | {rows:>9} | {:>7.2} | {:>9.0} |", took.as_secs_f64(), per_second(*rows, *took));
+        println!(
+            "| {stage:<6} | {rows:>9} | {:>7.2} | {:>9.0} |",
+            took.as_secs_f64(),
+            per_second(*rows, *took)
+        );
     }
 
     let mut latencies = vec![];
     for i in 0..10 {
         let batch = events(10, 10_000_000 + i * 10);
-        lab.produce(&batch).await?;
+        lab.produce(&batch, "bench").await?;
         let started = Instant::now();
         lab.run(Streams::All, true).await?;
         lab.check().await?;
@@ -89,10 +117,12 @@ async fn main() -> anyhow::Result<()> {
     }
     latencies.sort();
     let median = latencies[latencies.len() / 2];
-    println!("\nfull run (3 streams + check) on a 10-event batch, after {n} events: median {:.0} ms (min {:.0}, max {:.0})",
+    println!(
+        "\nfull run (3 streams + check) on a 10-event batch, after {n} events: median {:.0} ms (min {:.0}, max {:.0})",
         median.as_secs_f64() * 1000.0,
         latencies[0].as_secs_f64() * 1000.0,
-        latencies[latencies.len() - 1].as_secs_f64() * 1000.0);
+        latencies[latencies.len() - 1].as_secs_f64() * 1000.0
+    );
     println!("peak RSS {:.0} MiB", rss_mib());
     Ok(())
 }

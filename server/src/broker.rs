@@ -27,23 +27,41 @@ pub enum BrokerError {
     )]
     MissingJars(PathBuf),
     #[error("cannot run {java}: {source} (the local broker needs Java 17 or later)")]
-    Java { java: PathBuf, source: std::io::Error },
+    Java {
+        java: PathBuf,
+        source: std::io::Error,
+    },
     #[error("formatting the broker's storage in {home} failed: {detail}")]
     Format { home: PathBuf, detail: String },
-    #[error("the broker did not answer on 127.0.0.1:{port} within {seconds} s; its log {log} ends with:\n{tail}")]
-    StartTimeout { port: u16, seconds: u64, log: PathBuf, tail: String },
+    #[error(
+        "the broker did not answer on 127.0.0.1:{port} within {seconds} s; its log {log} ends with:\n{tail}"
+    )]
+    StartTimeout {
+        port: u16,
+        seconds: u64,
+        log: PathBuf,
+        tail: String,
+    },
     #[error("the broker exited while starting; its log {log} ends with:\n{tail}")]
     Exited { log: PathBuf, tail: String },
-    #[error("a Kafka broker answers on 127.0.0.1:{0}, but Reckon did not start it: stop it where it was started")]
+    #[error(
+        "a Kafka broker answers on 127.0.0.1:{0}, but Reckon did not start it: stop it where it was started"
+    )]
     NotOurs(u16),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Kafka(#[from] crate::kafka::KafkaError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BrokerError + '_ {
-    move |source| BrokerError::Io { path: path.to_path_buf(), source }
+    move |source| BrokerError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// What `broker start` did.
@@ -101,19 +119,32 @@ impl LocalBroker {
     pub fn status(&self) -> Status {
         let answers = self.answers();
         let started_by_reckon = self.read_pointer().filter(|p| alive(p.pid));
-        Status { port: self.port, answers, started_by_reckon }
+        Status {
+            port: self.port,
+            answers,
+            started_by_reckon,
+        }
     }
 
     /// Starts the broker unless one answers already; returns once it answers metadata requests.
     pub async fn start(&self) -> Result<Started, BrokerError> {
         // Parallel tests and labs may all try at once: one starts it, the others find it running.
         let lock_path = self.lock_path();
-        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
         crate::kafka::blocking(|| lock.lock()).map_err(io(&lock_path))?;
         if self.answers() {
             return Ok(Started::AlreadyRunning);
         }
-        if !self.kafka_libs.join(format!("kafka_2.13-{}.jar", crate::config::KAFKA_VERSION)).exists() {
+        if !self
+            .kafka_libs
+            .join(format!("kafka_2.13-{}.jar", crate::config::KAFKA_VERSION))
+            .exists()
+        {
             return Err(BrokerError::MissingJars(self.kafka_libs.clone()));
         }
         fs::create_dir_all(&self.home).map_err(io(&self.home))?;
@@ -126,9 +157,18 @@ impl LocalBroker {
             self.format(&home, &properties)?;
         }
         let log_path = home.join("broker.log");
-        let log = OpenOptions::new().create(true).append(true).open(&log_path).map_err(io(&log_path))?;
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(io(&log_path))?;
         let child = Command::new(&self.java)
-            .args(["-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"])
+            .args([
+                "-Xms256m",
+                "-Xmx1g",
+                "-XX:+UseG1GC",
+                "-Djava.awt.headless=true",
+            ])
             .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
             .arg(format!("-Dkafka.logs.dir={}", home.join("logs").display()))
             .arg("-cp")
@@ -142,11 +182,21 @@ impl LocalBroker {
             // Its own process group: Ctrl-C in the terminal that started it does not stop it.
             .process_group(0)
             .spawn()
-            .map_err(|source| BrokerError::Java { java: self.java.clone(), source })?;
+            .map_err(|source| BrokerError::Java {
+                java: self.java.clone(),
+                source,
+            })?;
         let pid = child.id();
-        let pointer = Pointer { pid, home: home.clone() };
+        let pointer = Pointer {
+            pid,
+            home: home.clone(),
+        };
         let pointer_path = self.pointer_path();
-        fs::write(&pointer_path, serde_json::to_vec(&pointer).unwrap_or_default()).map_err(io(&pointer_path))?;
+        fs::write(
+            &pointer_path,
+            serde_json::to_vec(&pointer).unwrap_or_default(),
+        )
+        .map_err(io(&pointer_path))?;
         // The broker outlives this process; dropping the handle does not stop it.
         drop(child);
         let started = Instant::now();
@@ -155,7 +205,10 @@ impl LocalBroker {
                 return Ok(Started::Now { pid });
             }
             if !alive(pid) {
-                return Err(BrokerError::Exited { tail: tail(&log_path), log: log_path });
+                return Err(BrokerError::Exited {
+                    tail: tail(&log_path),
+                    log: log_path,
+                });
             }
             if started.elapsed() > START_TIMEOUT {
                 return Err(BrokerError::StartTimeout {
@@ -202,7 +255,10 @@ impl LocalBroker {
                 .arg("kafka.tools.StorageTool")
                 .args(args)
                 .output()
-                .map_err(|source| BrokerError::Java { java: self.java.clone(), source })?;
+                .map_err(|source| BrokerError::Java {
+                    java: self.java.clone(),
+                    source,
+                })?;
             let text = String::from_utf8_lossy(&out.stdout).to_string();
             if !out.status.success() {
                 return Err(BrokerError::Format {
@@ -213,7 +269,12 @@ impl LocalBroker {
             Ok(text)
         };
         let cluster_id = java(&["random-uuid"])?;
-        let cluster_id = cluster_id.lines().last().unwrap_or_default().trim().to_string();
+        let cluster_id = cluster_id
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         let props = properties.to_string_lossy();
         java(&["format", "--standalone", "-t", &cluster_id, "-c", &props])?;
         Ok(())
@@ -258,7 +319,9 @@ appender.stdout.layout.pattern = [%d] %p %m (%c)%n\n";
 /// Whether a process runs (a zombie does not count: it has exited).
 fn alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -271,7 +334,9 @@ fn signal(pid: u32, sig: libc::c_int) {
 }
 
 fn tail(path: &Path) -> String {
-    let Ok(file) = File::open(path) else { return String::new() };
+    let Ok(file) = File::open(path) else {
+        return String::new();
+    };
     let lines: Vec<String> = BufReader::new(file).lines().map_while(Result::ok).collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
 }

@@ -97,12 +97,18 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.findings.iter().try_for_each(|line| writeln!(f, "{line}"))
+        self.findings
+            .iter()
+            .try_for_each(|line| writeln!(f, "{line}"))
     }
 }
 
 fn orders(n: i64) -> String {
-    if n == 1 { "1 order".into() } else { format!("{n} orders") }
+    if n == 1 {
+        "1 order".into()
+    } else {
+        format!("{n} orders")
+    }
 }
 
 pub async fn run(lab: &Lab) -> Result<Report, CheckError> {
@@ -111,44 +117,85 @@ pub async fn run(lab: &Lab) -> Result<Report, CheckError> {
         register(&ctx, lab, name).await?;
     }
     let mut findings = vec![];
-    let line = |verdict, text: String| Finding { verdict, text, figures: None };
+    let line = |verdict, text: String| Finding {
+        verdict,
+        text,
+        figures: None,
+    };
 
     // 1. Bronze and rejects hold every offset read, each once, with no gaps.
     let events = scalar(&ctx, "SELECT count(*) FROM bronze_orders").await?;
     let offset_problems = offsets(&ctx, lab).await?;
     if offset_problems.is_empty() {
-        findings.push(line(Verdict::Ok, format!("bronze_orders has {events} events, each offset once")));
+        findings.push(line(
+            Verdict::Ok,
+            format!("bronze_orders has {events} events, each offset once"),
+        ));
     } else {
-        findings.extend(offset_problems.into_iter().map(|text| line(Verdict::Problem, text)));
+        findings.extend(
+            offset_problems
+                .into_iter()
+                .map(|text| line(Verdict::Problem, text)),
+        );
     }
-    let distinct = scalar(&ctx, "SELECT count(*) FROM (SELECT DISTINCT order_id, status, event_time FROM bronze_orders)").await?;
+    let distinct = scalar(
+        &ctx,
+        "SELECT count(*) FROM (SELECT DISTINCT order_id, status, event_time FROM bronze_orders)",
+    )
+    .await?;
     if events > distinct {
-        findings.push(line(Verdict::Note, format!("{} of them sent twice by the shop's system", events - distinct)));
+        findings.push(line(
+            Verdict::Note,
+            format!(
+                "{} of them sent twice by the shop's system",
+                events - distinct
+            ),
+        ));
     }
     let rejected = scalar(&ctx, "SELECT count(*) FROM bronze_rejects").await?;
     if rejected > 0 {
-        let messages = if rejected == 1 { "message".to_string() } else { "messages".to_string() };
-        findings.push(line(Verdict::Note, format!("{rejected} {messages} rejected, kept in bronze_rejects")));
+        let messages = if rejected == 1 {
+            "message".to_string()
+        } else {
+            "messages".to_string()
+        };
+        findings.push(line(
+            Verdict::Note,
+            format!("{rejected} {messages} rejected, kept in bronze_rejects"),
+        ));
     }
 
     // 2. Silver holds the newest event of each order.
     let differing = int_column(&query(&ctx, SILVER_DIFFERENCES).await?, 0);
     if differing.is_empty() {
         let n = scalar(&ctx, "SELECT count(*) FROM orders").await?;
-        findings.push(line(Verdict::Ok, format!("orders has the newest state of all {n} orders")));
+        findings.push(line(
+            Verdict::Ok,
+            format!("orders has the newest state of all {n} orders"),
+        ));
     } else {
         let ids: Vec<String> = differing.iter().take(5).map(i64::to_string).collect();
-        let more = if differing.len() > 5 { format!(" and {} more", differing.len() - 5) } else { String::new() };
+        let more = if differing.len() > 5 {
+            format!(" and {} more", differing.len() - 5)
+        } else {
+            String::new()
+        };
         findings.push(line(
             Verdict::Problem,
-            format!("orders differs from the newest events in bronze: order ids {}{more}", ids.join(", ")),
+            format!(
+                "orders differs from the newest events in bronze: order ids {}{more}",
+                ids.join(", ")
+            ),
         ));
     }
 
     // 3. Gold: each hour against a recount of the distinct placed events.
     let watermark = GoldState::committed(lab).await?.and_then(|s| s.watermark);
     findings.extend(hours(&query(&ctx, HOURS).await?, watermark));
-    Ok(Report { findings, watermark: watermark.map(crate::event::format_micros) })
+    Ok(Report {
+        findings,
+        watermark: watermark.map(crate::event::format_micros),
+    })
 }
 
 /// Newest event per order (ties: first stored) against `orders`, both ways; order ids that differ.
@@ -203,15 +250,23 @@ fn hours(batches: &[RecordBatch], watermark: Option<i64>) -> Vec<Finding> {
         for i in 0..b.num_rows() {
             rows.push(Row {
                 hour: hour.value(i),
-                counted: (!counted.is_null(i)).then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
+                counted: (!counted.is_null(i))
+                    .then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
                 known: (known.value(i), known_revenue.value(i)),
             });
         }
     }
-    let days: std::collections::BTreeSet<i64> = rows.iter().map(|r| r.hour.div_euclid(24 * HOUR_MICROS)).collect();
+    let days: std::collections::BTreeSet<i64> = rows
+        .iter()
+        .map(|r| r.hour.div_euclid(24 * HOUR_MICROS))
+        .collect();
     let label = |hour: i64| {
         let t = DateTime::<Utc>::from_timestamp_micros(hour).unwrap_or_default();
-        if days.len() <= 1 { t.format("%H:%M").to_string() } else { t.format("%Y-%m-%d %H:%M").to_string() }
+        if days.len() <= 1 {
+            t.format("%H:%M").to_string()
+        } else {
+            t.format("%Y-%m-%d %H:%M").to_string()
+        }
     };
     rows.into_iter()
         .map(|r| {
@@ -289,17 +344,31 @@ async fn offsets(ctx: &SessionContext, lab: &Lab) -> Result<Vec<String>, CheckEr
     .await?;
     let mut missing: BTreeMap<i32, Vec<(i64, i64)>> = BTreeMap::new();
     for b in &gaps {
-        let (p, first, last) = (b.column(0).as_primitive::<Int32Type>(), b.column(1).as_primitive::<Int64Type>(), b.column(2).as_primitive::<Int64Type>());
+        let (p, first, last) = (
+            b.column(0).as_primitive::<Int32Type>(),
+            b.column(1).as_primitive::<Int64Type>(),
+            b.column(2).as_primitive::<Int64Type>(),
+        );
         for i in 0..b.num_rows() {
-            missing.entry(p.value(i)).or_default().push((first.value(i), last.value(i)));
+            missing
+                .entry(p.value(i))
+                .or_default()
+                .push((first.value(i), last.value(i)));
         }
     }
     // The tail: offsets bronze says it read but neither table holds.
-    let highest = query(ctx, &format!(r#"SELECT "partition", max("offset") FROM ({LANDED}) GROUP BY 1"#)).await?;
+    let highest = query(
+        ctx,
+        &format!(r#"SELECT "partition", max("offset") FROM ({LANDED}) GROUP BY 1"#),
+    )
+    .await?;
     let highest: BTreeMap<i32, i64> = pairs(&highest).into_iter().collect();
     if let Some(bronze) = lab.tables.open(TableName::BronzeOrders).await? {
-        let known: std::collections::BTreeSet<i32> =
-            highest.keys().copied().chain(0..lab.config.partitions).collect();
+        let known: std::collections::BTreeSet<i32> = highest
+            .keys()
+            .copied()
+            .chain(0..lab.config.partitions)
+            .collect();
         for p in known {
             let app_id = bronze::app_id(TableName::BronzeOrders, &lab.config.topic, p);
             if let Some(read) = tables::txn_version(&bronze, &app_id).await? {
@@ -320,32 +389,60 @@ async fn offsets(ctx: &SessionContext, lab: &Lab) -> Result<Vec<String>, CheckEr
 
 /// Registers a table for SQL; a table not created yet is an empty one with its schema.
 async fn register(ctx: &SessionContext, lab: &Lab, name: TableName) -> Result<(), CheckError> {
-    let query_err = |source| TableError::Query { table: name.to_string(), source };
+    let query_err = |source| TableError::Query {
+        table: name.to_string(),
+        source,
+    };
     let provider: Arc<dyn datafusion::catalog::TableProvider> = match lab.tables.open(name).await? {
         Some(table) => {
-            let delta = |source| TableError::Delta { table: name.to_string(), source };
-            table.update_datafusion_session(&ctx.state()).map_err(delta)?;
+            let delta = |source| TableError::Delta {
+                table: name.to_string(),
+                source,
+            };
+            table
+                .update_datafusion_session(&ctx.state())
+                .map_err(delta)?;
             table.table_provider().await.map_err(|e| query_err(e))?
         }
         None => Arc::new(MemTable::try_new(name.schema(), vec![vec![]]).map_err(query_err)?),
     };
-    ctx.register_table(name.as_str(), provider).map_err(query_err)?;
+    ctx.register_table(name.as_str(), provider)
+        .map_err(query_err)?;
     Ok(())
 }
 
 pub(crate) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, CheckError> {
-    let err = |source| CheckError::Table(TableError::Query { table: "check".into(), source });
-    ctx.sql(sql).await.map_err(err)?.collect().await.map_err(err)
+    let err = |source| {
+        CheckError::Table(TableError::Query {
+            table: "check".into(),
+            source,
+        })
+    };
+    ctx.sql(sql)
+        .await
+        .map_err(err)?
+        .collect()
+        .await
+        .map_err(err)
 }
 
 async fn scalar(ctx: &SessionContext, sql: &str) -> Result<i64, CheckError> {
-    Ok(int_column(&query(ctx, sql).await?, 0).first().copied().unwrap_or(0))
+    Ok(int_column(&query(ctx, sql).await?, 0)
+        .first()
+        .copied()
+        .unwrap_or(0))
 }
 
 fn int_column(batches: &[RecordBatch], column: usize) -> Vec<i64> {
     batches
         .iter()
-        .flat_map(|b| b.column(column).as_primitive::<Int64Type>().iter().flatten().collect::<Vec<_>>())
+        .flat_map(|b| {
+            b.column(column)
+                .as_primitive::<Int64Type>()
+                .iter()
+                .flatten()
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -355,7 +452,9 @@ fn pairs(batches: &[RecordBatch]) -> Vec<(i32, i64)> {
         .flat_map(|b| {
             let p = b.column(0).as_primitive::<Int32Type>();
             let o = b.column(1).as_primitive::<Int64Type>();
-            (0..b.num_rows()).map(|i| (p.value(i), o.value(i))).collect::<Vec<_>>()
+            (0..b.num_rows())
+                .map(|i| (p.value(i), o.value(i)))
+                .collect::<Vec<_>>()
         })
         .collect()
 }

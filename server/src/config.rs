@@ -11,6 +11,8 @@ pub const KAFKA_VERSION: &str = "4.1.1";
 /// Everything a command needs to know about where it works.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The lab's name in the history (`default` until labs arrive).
+    pub lab: String,
     /// The lab's folder: tables, gold state, the lock, and (by default) the local broker's home.
     pub data_dir: PathBuf,
     /// Kafka bootstrap servers given by the user; `None` means the local broker.
@@ -48,6 +50,7 @@ impl Config {
         let data_dir = data_dir.into();
         let home = data_dir.join("kafka");
         Self {
+            lab: "default".into(),
             data_dir,
             brokers: None,
             topic: "orders".into(),
@@ -79,7 +82,9 @@ impl Config {
 
 /// Where `kafka/fetch-jars.sh` puts the jars unless `RECKON_KAFKA_LIBS` says otherwise.
 pub fn default_kafka_libs() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache/reckon")
         .join(format!("kafka-{KAFKA_VERSION}"))
         .join("libs")

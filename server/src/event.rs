@@ -47,7 +47,10 @@ impl fmt::Display for InvalidEvent {
 impl std::error::Error for InvalidEvent {}
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> InvalidEvent {
-    InvalidEvent { field: Some(field), reason: reason.into() }
+    InvalidEvent {
+        field: Some(field),
+        reason: reason.into(),
+    }
 }
 
 /// The fields as JSON values, so each can be checked on its own and named in the error.
@@ -92,7 +95,13 @@ impl OrderEvent {
         let amount_cents = amount(required("amount", raw.amount)?)?;
         let event_time = text("event_time", required("event_time", raw.event_time)?)?;
         let event_time_micros = parse_time(&event_time).map_err(|r| invalid("event_time", r))?;
-        Ok(Self { order_id, customer_id, status, amount_cents, event_time_micros })
+        Ok(Self {
+            order_id,
+            customer_id,
+            status,
+            amount_cents,
+            event_time_micros,
+        })
     }
 
     /// The event as the JSON the shop sends (SPEC §1).
@@ -128,7 +137,12 @@ fn amount(value: Value) -> Result<i128, InvalidEvent> {
     let digits = match value {
         Value::String(s) => s,
         Value::Number(n) => n.to_string(),
-        other => return Err(invalid("amount", format!("must be a number or a decimal string, got {other}"))),
+        other => {
+            return Err(invalid(
+                "amount",
+                format!("must be a number or a decimal string, got {other}"),
+            ));
+        }
     };
     parse_cents(digits.trim()).map_err(|r| invalid("amount", r))
 }
@@ -204,16 +218,46 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         let cases = [
-            (r#"{"customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
-            (r#"{"order_id": "1", "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
-            (r#"{"order_id": 1.5, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("order_id")),
-            (r#"{"order_id": 1, "customer_id": 7, "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("customer_id")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "lost", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#, Some("status")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": "1.005", "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": true, "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": -3, "event_time": "2026-10-01T09:05:00Z"}"#, Some("amount")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "yesterday"}"#, Some("event_time")),
-            (r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": null}"#, Some("event_time")),
+            (
+                r#"{"customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("order_id"),
+            ),
+            (
+                r#"{"order_id": "1", "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("order_id"),
+            ),
+            (
+                r#"{"order_id": 1.5, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("order_id"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": 7, "status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("customer_id"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "lost", "amount": 1, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("status"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": "1.005", "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("amount"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": true, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("amount"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": -3, "event_time": "2026-10-01T09:05:00Z"}"#,
+                Some("amount"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": "yesterday"}"#,
+                Some("event_time"),
+            ),
+            (
+                r#"{"order_id": 1, "customer_id": "C", "status": "placed", "amount": 1, "event_time": null}"#,
+                Some("event_time"),
+            ),
             ("not json", None),
             ("[1,2]", None),
         ];

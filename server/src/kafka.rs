@@ -18,13 +18,28 @@ const TOPIC_SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, thiserror::Error)]
 pub enum KafkaError {
     #[error("cannot reach Kafka at {brokers}: {source}")]
-    Unreachable { brokers: String, source: RdKafkaError },
+    Unreachable {
+        brokers: String,
+        source: RdKafkaError,
+    },
     #[error("Kafka refused to {action} topic {topic}: {reason}")]
-    Topic { action: &'static str, topic: String, reason: String },
+    Topic {
+        action: &'static str,
+        topic: String,
+        reason: String,
+    },
     #[error("topic {topic} did not {what} within {seconds} s")]
-    Timeout { topic: String, what: &'static str, seconds: u64 },
+    Timeout {
+        topic: String,
+        what: &'static str,
+        seconds: u64,
+    },
     #[error("cannot read offsets of topic {topic} partition {partition}: {source}")]
-    Offsets { topic: String, partition: i32, source: RdKafkaError },
+    Offsets {
+        topic: String,
+        partition: i32,
+        source: RdKafkaError,
+    },
     #[error("cannot send to topic {topic}: {source}")]
     Send { topic: String, source: RdKafkaError },
     #[error("Kafka client: {0}")]
@@ -54,7 +69,11 @@ impl Kafka {
             .set("group.id", "reckon-metadata")
             .set("enable.auto.commit", "false")
             .create()?;
-        Ok(Self { brokers: brokers.to_string(), admin, metadata })
+        Ok(Self {
+            brokers: brokers.to_string(),
+            admin,
+            metadata,
+        })
     }
 
     pub fn brokers(&self) -> &str {
@@ -69,7 +88,10 @@ impl Kafka {
     /// The partition ids of `topic`, or `None` when it does not exist.
     pub fn partitions(&self, topic: &str) -> Result<Option<Vec<i32>>, KafkaError> {
         let metadata = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT))
-            .map_err(|source| KafkaError::Unreachable { brokers: self.brokers.clone(), source })?;
+            .map_err(|source| KafkaError::Unreachable {
+                brokers: self.brokers.clone(),
+                source,
+            })?;
         let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
             return Ok(None);
         };
@@ -83,14 +105,17 @@ impl Kafka {
 
     /// Whether every partition of `topic` has a leader, so produce and fetch will work.
     fn ready(&self, topic: &str, partitions: i32) -> bool {
-        let Ok(metadata) = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT)) else {
+        let Ok(metadata) = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT))
+        else {
             return false;
         };
         metadata.topics().iter().any(|t| {
             t.name() == topic
                 && t.error().is_none()
                 && t.partitions().len() == partitions as usize
-                && t.partitions().iter().all(|p| p.leader() >= 0 && p.error().is_none())
+                && t.partitions()
+                    .iter()
+                    .all(|p| p.leader() >= 0 && p.error().is_none())
         })
     }
 
@@ -122,8 +147,13 @@ impl Kafka {
                 None => break,
             }
         }
-        let parts = self.partitions(topic)?.map_or(partitions, |p| p.len() as i32);
-        self.wait(topic, "get a leader for every partition", || self.ready(topic, parts)).await?;
+        let parts = self
+            .partitions(topic)?
+            .map_or(partitions, |p| p.len() as i32);
+        self.wait(topic, "get a leader for every partition", || {
+            self.ready(topic, parts)
+        })
+        .await?;
         Ok(self.partitions(topic)?.unwrap_or_default())
     }
 
@@ -137,10 +167,16 @@ impl Kafka {
         if let Some(Err((_, code))) = results.into_iter().next()
             && code != RDKafkaErrorCode::UnknownTopicOrPartition
         {
-            return Err(KafkaError::Topic { action: "delete", topic: topic.into(), reason: code.to_string() });
+            return Err(KafkaError::Topic {
+                action: "delete",
+                topic: topic.into(),
+                reason: code.to_string(),
+            });
         }
-        self.wait(topic, "disappear after deletion", || matches!(self.partitions(topic), Ok(None)))
-            .await
+        self.wait(topic, "disappear after deletion", || {
+            matches!(self.partitions(topic), Ok(None))
+        })
+        .await
     }
 
     async fn wait(
@@ -165,8 +201,14 @@ impl Kafka {
 
     /// The log start and end offsets of one partition: the next offset to be written is `end`.
     pub fn log_offsets(&self, topic: &str, partition: i32) -> Result<(i64, i64), KafkaError> {
-        blocking(|| self.metadata.fetch_watermarks(topic, partition, REQUEST_TIMEOUT)).map_err(|source| {
-            KafkaError::Offsets { topic: topic.into(), partition, source }
+        blocking(|| {
+            self.metadata
+                .fetch_watermarks(topic, partition, REQUEST_TIMEOUT)
+        })
+        .map_err(|source| KafkaError::Offsets {
+            topic: topic.into(),
+            partition,
+            source,
         })
     }
 
@@ -207,13 +249,25 @@ impl Producer {
         self.inner
             .send(record, Duration::from_secs(30))
             .await
-            .map(|d| Sent { partition: d.partition, offset: d.offset })
-            .map_err(|(source, _)| KafkaError::Send { topic: topic.into(), source })
+            .map(|d| Sent {
+                partition: d.partition,
+                offset: d.offset,
+            })
+            .map_err(|(source, _)| KafkaError::Send {
+                topic: topic.into(),
+                source,
+            })
     }
 
     /// Sends messages in order, all in flight at once, and returns where each landed.
-    pub async fn send_all(&self, topic: &str, messages: &[(String, String)]) -> Result<Vec<Sent>, KafkaError> {
-        let sends = messages.iter().map(|(key, value)| self.send(topic, key, value));
+    pub async fn send_all(
+        &self,
+        topic: &str,
+        messages: &[(String, String)],
+    ) -> Result<Vec<Sent>, KafkaError> {
+        let sends = messages
+            .iter()
+            .map(|(key, value)| self.send(topic, key, value));
         futures::future::try_join_all(sends).await
     }
 }

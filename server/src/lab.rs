@@ -10,6 +10,7 @@ use crate::broker::{BrokerError, Started};
 use crate::check::{self, CheckError, Report};
 use crate::config::Config;
 use crate::event::OrderEvent;
+use crate::history::{History, HistoryError};
 use crate::kafka::{Kafka, KafkaError, Sent};
 use crate::scenario::{Scenario, ScenarioError, Step};
 use crate::streams::{self, StreamError, StreamRun};
@@ -27,7 +28,10 @@ pub enum LabError {
     )]
     ResetRefused { topic: String, brokers: String },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Broker(#[from] BrokerError),
     #[error(transparent)]
@@ -40,6 +44,8 @@ pub enum LabError {
     Check(#[from] CheckError),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 /// Which streams a run covers.
@@ -51,9 +57,14 @@ pub enum Streams {
     Gold,
 }
 
+#[derive(Clone)]
 pub struct Lab {
     pub config: Config,
     pub tables: Tables,
+    /// Where runs are recorded; `None` for engine-only uses (benchmarks).
+    history: Option<History>,
+    /// Who starts what this handle does, for the history: cli, api, schedule, ...
+    started_by: &'static str,
 }
 
 /// Held while a run changes the lab; released when dropped (or when the process dies).
@@ -62,9 +73,75 @@ pub struct LabLock {
 }
 
 impl Lab {
+    /// A lab without a history: nothing is recorded.
     pub fn new(config: Config) -> Self {
         let tables = Tables::new(config.data_dir.join("tables"), config.crash_at);
-        Self { config, tables }
+        Self {
+            config,
+            tables,
+            history: None,
+            started_by: "cli",
+        }
+    }
+
+    /// A lab that records its runs, checks, sends and resets in `<data>/history.sqlite`.
+    pub async fn open(config: Config) -> Result<Self, LabError> {
+        let history = History::open(&config.data_dir.join("history.sqlite")).await?;
+        Ok(Self {
+            history: Some(history),
+            ..Self::new(config)
+        })
+    }
+
+    /// The same lab, with what it does recorded as started by `who`.
+    pub fn started_by(&self, who: &'static str) -> Self {
+        Self {
+            started_by: who,
+            ..self.clone()
+        }
+    }
+
+    pub fn history(&self) -> Option<&History> {
+        self.history.as_ref()
+    }
+
+    /// Writes to the history; a failure there is reported, never allowed to undo a run.
+    async fn record<F, Fut>(&self, what: &str, write: F)
+    where
+        F: FnOnce(History) -> Fut,
+        Fut: std::future::Future<Output = Result<(), HistoryError>>,
+    {
+        if let Some(history) = self.history.clone()
+            && let Err(e) = write(history).await
+        {
+            tracing::warn!("could not record {what} in the history: {e}");
+        }
+    }
+
+    async fn start_record(&self) -> Option<i64> {
+        let history = self.history.as_ref()?;
+        match history.start_run(&self.config.lab, self.started_by).await {
+            Ok(id) => Some(id),
+            Err(e) => {
+                tracing::warn!("could not record a run in the history: {e}");
+                None
+            }
+        }
+    }
+
+    async fn finish_record(
+        &self,
+        id: Option<i64>,
+        streams: &[StreamRun],
+        report: Option<&Report>,
+        error: Option<&LabError>,
+    ) {
+        let Some(id) = id else { return };
+        let error = error.map(|e| e.to_string());
+        self.record("a run", |h| async move {
+            h.finish_run(id, streams, report, error.as_deref()).await
+        })
+        .await;
     }
 
     pub fn gold_state_dir(&self) -> PathBuf {
@@ -77,7 +154,10 @@ impl Lab {
             && !self.config.local_broker.answers()
             && let Started::Now { pid } = self.config.local_broker.start().await?
         {
-            eprintln!("started the local Kafka broker on 127.0.0.1:{} (pid {pid})", self.config.local_broker.port);
+            eprintln!(
+                "started the local Kafka broker on 127.0.0.1:{} (pid {pid})",
+                self.config.local_broker.port
+            );
         }
         Ok(Kafka::new(&self.config.bootstrap_servers())?)
     }
@@ -85,25 +165,40 @@ impl Lab {
     /// Takes the lab's lock, waiting up to `lock_wait` for a run that holds it.
     pub fn lock(&self) -> Result<LabLock, LabError> {
         let dir = &self.config.data_dir;
-        let io = |source| LabError::Io { path: dir.clone(), source };
+        let io = |source| LabError::Io {
+            path: dir.clone(),
+            source,
+        };
         std::fs::create_dir_all(dir).map_err(io)?;
         let path = dir.join("reckon.lock");
-        let mut file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
         let started = Instant::now();
         loop {
             match file.try_lock() {
                 Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < self.config.lock_wait => {
+                Err(std::fs::TryLockError::WouldBlock)
+                    if started.elapsed() < self.config.lock_wait =>
+                {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(LabError::Busy { dir: dir.clone(), seconds: self.config.lock_wait.as_secs() });
+                    return Err(LabError::Busy {
+                        dir: dir.clone(),
+                        seconds: self.config.lock_wait.as_secs(),
+                    });
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
         }
         // For people looking at the file: who holds it.
-        let _ = file.set_len(0).and_then(|_| writeln!(file, "{}", std::process::id()));
+        let _ = file
+            .set_len(0)
+            .and_then(|_| writeln!(file, "{}", std::process::id()));
         Ok(LabLock { _file: file })
     }
 
@@ -114,11 +209,41 @@ impl Lab {
             _ => None,
         };
         let _lock = self.lock()?;
-        self.run_locked(kafka.as_ref(), which, dedup).await
+        let mut runs = vec![];
+        let id = self.start_record().await;
+        let result = self
+            .run_locked(kafka.as_ref(), which, dedup, &mut runs)
+            .await;
+        self.finish_record(id, &runs, None, result.as_ref().err())
+            .await;
+        result.map(|()| runs)
     }
 
-    async fn run_locked(&self, kafka: Option<&Kafka>, which: Streams, dedup: bool) -> Result<Vec<StreamRun>, LabError> {
+    /// A pipeline run (SPEC §3): bronze, silver, gold, then the check, recorded as one run.
+    pub async fn pipeline(&self, dedup: bool) -> Result<(Vec<StreamRun>, Report), LabError> {
+        let kafka = self.kafka().await?;
+        let _lock = self.lock()?;
         let mut runs = vec![];
+        let id = self.start_record().await;
+        let result = match self
+            .run_locked(Some(&kafka), Streams::All, dedup, &mut runs)
+            .await
+        {
+            Ok(()) => check::run(self).await.map_err(LabError::from),
+            Err(e) => Err(e),
+        };
+        self.finish_record(id, &runs, result.as_ref().ok(), result.as_ref().err())
+            .await;
+        result.map(|report| (runs, report))
+    }
+
+    async fn run_locked(
+        &self,
+        kafka: Option<&Kafka>,
+        which: Streams,
+        dedup: bool,
+        runs: &mut Vec<StreamRun>,
+    ) -> Result<(), LabError> {
         if let (Streams::All | Streams::Bronze, Some(kafka)) = (which, kafka) {
             runs.push(streams::bronze::run(self, kafka).await?);
         }
@@ -128,20 +253,41 @@ impl Lab {
         if matches!(which, Streams::All | Streams::Gold) {
             runs.push(streams::gold::run(self, dedup).await?);
         }
-        Ok(runs)
+        Ok(())
     }
 
     /// Sends events to the lab's topic (created if missing); returns where each landed.
-    pub async fn produce(&self, events: &[OrderEvent]) -> Result<Vec<Sent>, LabError> {
+    /// `source` says what sent them (form, api, scenario:course:3, ...), for the history.
+    pub async fn produce(
+        &self,
+        events: &[OrderEvent],
+        source: &str,
+    ) -> Result<Vec<Sent>, LabError> {
         let kafka = self.kafka().await?;
-        self.produce_with(&kafka, events).await
+        self.produce_with(&kafka, events, source).await
     }
 
-    async fn produce_with(&self, kafka: &Kafka, events: &[OrderEvent]) -> Result<Vec<Sent>, LabError> {
-        kafka.ensure_topic(&self.config.topic, self.config.partitions).await?;
+    async fn produce_with(
+        &self,
+        kafka: &Kafka,
+        events: &[OrderEvent],
+        source: &str,
+    ) -> Result<Vec<Sent>, LabError> {
+        kafka
+            .ensure_topic(&self.config.topic, self.config.partitions)
+            .await?;
         let producer = kafka.producer()?;
-        let messages: Vec<(String, String)> = events.iter().map(|e| (e.order_id.to_string(), e.to_json())).collect();
-        Ok(producer.send_all(&self.config.topic, &messages).await?)
+        let messages: Vec<(String, String)> = events
+            .iter()
+            .map(|e| (e.order_id.to_string(), e.to_json()))
+            .collect();
+        let sent = producer.send_all(&self.config.topic, &messages).await?;
+        let (lab, topic, landed) = (&self.config.lab, &self.config.topic, &sent);
+        self.record("sent events", |h| async move {
+            h.record_produced(lab, topic, source, events, landed).await
+        })
+        .await;
+        Ok(sent)
     }
 
     /// SPEC §5: the topic deleted (and really gone) and recreated, the tables and state removed.
@@ -153,16 +299,32 @@ impl Lab {
 
     async fn reset_locked(&self, kafka: &Kafka, force: bool) -> Result<(), LabError> {
         if !self.config.uses_local_broker() && !force {
-            return Err(LabError::ResetRefused { topic: self.config.topic.clone(), brokers: kafka.brokers().into() });
+            return Err(LabError::ResetRefused {
+                topic: self.config.topic.clone(),
+                brokers: kafka.brokers().into(),
+            });
         }
         self.tables.remove_all()?;
         let state = self.config.data_dir.join("state");
         match std::fs::remove_dir_all(&state) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(LabError::Io { path: state, source: e }),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(LabError::Io {
+                    path: state,
+                    source: e,
+                });
+            }
             _ => {}
         }
         kafka.delete_topic(&self.config.topic).await?;
-        kafka.ensure_topic(&self.config.topic, self.config.partitions).await?;
+        kafka
+            .ensure_topic(&self.config.topic, self.config.partitions)
+            .await?;
+        let (lab, topic) = (&self.config.lab, &self.config.topic);
+        self.record(
+            "a reset",
+            |h| async move { h.record_reset(lab, topic).await },
+        )
+        .await;
         Ok(())
     }
 
@@ -170,7 +332,15 @@ impl Lab {
     /// would compare bronze's new rows with silver and gold that have not read them yet.
     pub async fn check(&self) -> Result<Report, LabError> {
         let _lock = self.lock()?;
-        Ok(check::run(self).await?)
+        self.check_locked().await
+    }
+
+    async fn check_locked(&self) -> Result<Report, LabError> {
+        let id = self.start_record().await;
+        let result = check::run(self).await.map_err(LabError::from);
+        self.finish_record(id, &[], result.as_ref().ok(), result.as_ref().err())
+            .await;
+        result
     }
 
     /// Resets the lab, plays the scenario's steps, then checks; `progress` hears each step.
@@ -187,16 +357,25 @@ impl Lab {
         for step in &scenario.steps {
             match step {
                 Step::Send(batch) => {
-                    let sent = self.produce_with(&kafka, scenario.batch(batch)?).await?;
+                    let source = format!("scenario:{}:{batch}", scenario.name);
+                    let sent = self
+                        .produce_with(&kafka, scenario.batch(batch)?, &source)
+                        .await?;
                     progress(&format!("sent batch {batch}: {} events", sent.len()));
                 }
                 Step::Run => {
-                    for run in self.run_locked(Some(&kafka), Streams::All, dedup).await? {
-                        progress(&run.to_string());
-                    }
+                    let mut runs = vec![];
+                    let id = self.start_record().await;
+                    let result = self
+                        .run_locked(Some(&kafka), Streams::All, dedup, &mut runs)
+                        .await;
+                    self.finish_record(id, &runs, None, result.as_ref().err())
+                        .await;
+                    result?;
+                    runs.iter().for_each(|run| progress(&run.to_string()));
                 }
             }
         }
-        Ok(check::run(self).await?)
+        self.check_locked().await
     }
 }

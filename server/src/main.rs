@@ -33,7 +33,12 @@ struct Cli {
     #[arg(long, global = true, env = "RECKON_BROKER_HOME")]
     broker_home: Option<PathBuf>,
     /// The local broker's client port (its controller uses the next one).
-    #[arg(long, global = true, env = "RECKON_BROKER_PORT", default_value_t = 9092)]
+    #[arg(
+        long,
+        global = true,
+        env = "RECKON_BROKER_PORT",
+        default_value_t = 9092
+    )]
     broker_port: u16,
     /// Folder of Kafka's jars for the local broker.
     #[arg(long, global = true, env = "RECKON_KAFKA_LIBS")]
@@ -127,7 +132,10 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     config.lock_wait = Duration::from_secs(cli.lock_wait);
     config.crash_at = cli.crash_at;
     config.local_broker.port = cli.broker_port;
-    config.local_broker.controller_port = cli.broker_port.checked_add(1).context("broker-port: too large")?;
+    config.local_broker.controller_port = cli
+        .broker_port
+        .checked_add(1)
+        .context("broker-port: too large")?;
     if let Some(home) = &cli.broker_home {
         config.local_broker.home = home.clone();
     }
@@ -137,51 +145,96 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(config)
 }
 
-async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
-    let lab = Lab::new(config(&cli)?);
-    match cli.command {
-        Command::Broker { action } => {
-            let broker = &lab.config.local_broker;
-            match action.as_str() {
-                "start" => match broker.start().await? {
-                    reckon::broker::Started::AlreadyRunning => println!("running on 127.0.0.1:{}", broker.port),
-                    reckon::broker::Started::Now { pid } => {
-                        println!("started on 127.0.0.1:{} (pid {pid}, home {})", broker.port, broker.home.display())
-                    }
-                },
-                "stop" => {
-                    if broker.stop().await? {
-                        println!("stopped");
-                    } else {
-                        println!("not running");
-                    }
-                }
-                _ => {
-                    let status = broker.status();
-                    match (status.answers, status.started_by_reckon) {
-                        (true, Some(p)) => println!("running on 127.0.0.1:{} (pid {}, home {})", status.port, p.pid, p.home.display()),
-                        (true, None) => println!("running on 127.0.0.1:{} (not started by Reckon)", status.port),
-                        (false, Some(p)) => println!("starting or stuck: pid {} does not answer on 127.0.0.1:{}", p.pid, status.port),
-                        (false, None) => println!("not running"),
-                    }
-                }
+/// `reckon broker start|stop|status`: needs no lab.
+async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::Result<ExitCode> {
+    match action {
+        "start" => match broker.start().await? {
+            reckon::broker::Started::AlreadyRunning => {
+                println!("running on 127.0.0.1:{}", broker.port)
+            }
+            reckon::broker::Started::Now { pid } => {
+                println!(
+                    "started on 127.0.0.1:{} (pid {pid}, home {})",
+                    broker.port,
+                    broker.home.display()
+                )
+            }
+        },
+        "stop" => {
+            if broker.stop().await? {
+                println!("stopped");
+            } else {
+                println!("not running");
             }
         }
+        _ => {
+            let status = broker.status();
+            match (status.answers, status.started_by_reckon) {
+                (true, Some(p)) => println!(
+                    "running on 127.0.0.1:{} (pid {}, home {})",
+                    status.port,
+                    p.pid,
+                    p.home.display()
+                ),
+                (true, None) => println!(
+                    "running on 127.0.0.1:{} (not started by Reckon)",
+                    status.port
+                ),
+                (false, Some(p)) => println!(
+                    "starting or stuck: pid {} does not answer on 127.0.0.1:{}",
+                    p.pid, status.port
+                ),
+                (false, None) => println!("not running"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = config(&cli)?;
+    if let Command::Broker { action } = &cli.command {
+        return broker(&config.local_broker, action).await;
+    }
+    let lab = Lab::open(config).await?;
+    match cli.command {
+        Command::Broker { .. } => unreachable!("handled above"),
         Command::Reset { force } => {
             lab.reset(force).await?;
-            println!("reset: topic {} recreated, tables and state removed", lab.config.topic);
+            println!(
+                "reset: topic {} recreated, tables and state removed",
+                lab.config.topic
+            );
         }
-        Command::Produce { scenario, batch, event } => {
-            let events = match (scenario, batch, event) {
-                (Some(scenario), Some(batch), None) => Scenario::load(&scenario)?.batch(&batch)?.to_vec(),
-                (None, None, Some(event)) => vec![OrderEvent::parse(event.as_bytes()).context("event")?],
+        Command::Produce {
+            scenario,
+            batch,
+            event,
+        } => {
+            let (events, source) = match (scenario, batch, event) {
+                (Some(scenario), Some(batch), None) => {
+                    let scenario = Scenario::load(&scenario)?;
+                    let source = format!("scenario:{}:{batch}", scenario.name);
+                    (scenario.batch(&batch)?.to_vec(), source)
+                }
+                (None, None, Some(event)) => (
+                    vec![OrderEvent::parse(event.as_bytes()).context("event")?],
+                    "cli".into(),
+                ),
                 _ => bail!("produce: give --scenario FILE --batch N, or --event JSON"),
             };
-            for (event, sent) in events.iter().zip(lab.produce(&events).await?) {
-                println!("sent order {} ({}) to partition {} offset {}", event.order_id, event.status, sent.partition, sent.offset);
+            for (event, sent) in events.iter().zip(lab.produce(&events, &source).await?) {
+                println!(
+                    "sent order {} ({}) to partition {} offset {}",
+                    event.order_id, event.status, sent.partition, sent.offset
+                );
             }
         }
-        Command::Run { stream, no_dedup, json } => {
+        Command::Run {
+            stream,
+            no_dedup,
+            json,
+        } => {
             let which = match stream.as_deref() {
                 Some("bronze") => Streams::Bronze,
                 Some("silver") => Streams::Silver,
@@ -204,7 +257,12 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             return Ok(ExitCode::from(report.exit_code() as u8));
         }
-        Command::Play { file, no_dedup, force, verbose } => {
+        Command::Play {
+            file,
+            no_dedup,
+            force,
+            verbose,
+        } => {
             let scenario = Scenario::load(&file)?;
             let report = lab
                 .play(&scenario, !no_dedup, force, |step| {
@@ -235,7 +293,8 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG").unwrap_or_else(|_| "warn,deltalake_core=error,librdkafka=error".into()),
+            tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG")
+                .unwrap_or_else(|_| "warn,deltalake_core=error,librdkafka=error".into()),
         )
         .with_writer(std::io::stderr)
         .init();

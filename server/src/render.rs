@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::{DataType, Decimal128Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType};
+use arrow::datatypes::{
+    DataType, Decimal128Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
+};
 use datafusion::prelude::SessionContext;
 use serde_json::{Map, Value};
 
@@ -14,12 +16,23 @@ use crate::tables::{TableError, TableName};
 
 /// Every row of a table, sorted by its key; a table not created yet has none.
 pub async fn rows(lab: &Lab, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
-    let Some(table) = lab.tables.open(name).await? else { return Ok(vec![]) };
-    let query = |source| TableError::Query { table: name.to_string(), source };
+    let Some(table) = lab.tables.open(name).await? else {
+        return Ok(vec![]);
+    };
+    let query = |source| TableError::Query {
+        table: name.to_string(),
+        source,
+    };
     let ctx = SessionContext::new();
-    table.update_datafusion_session(&ctx.state()).map_err(|source| TableError::Delta { table: name.to_string(), source })?;
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(|source| TableError::Delta {
+            table: name.to_string(),
+            source,
+        })?;
     let provider = table.table_provider().await.map_err(query)?;
-    ctx.register_table("t", Arc::clone(&provider)).map_err(query)?;
+    ctx.register_table("t", Arc::clone(&provider))
+        .map_err(query)?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
     ctx.sql(&format!("SELECT * FROM t ORDER BY {}", key.join(", ")))
         .await
@@ -54,10 +67,12 @@ fn value(column: &dyn Array, i: usize) -> Value {
         DataType::Int64 => Value::from(column.as_primitive::<Int64Type>().value(i)),
         DataType::Utf8 => Value::from(column.as_string::<i32>().value(i)),
         DataType::Utf8View => Value::from(column.as_string_view().value(i)),
-        DataType::Decimal128(_, 2) => Value::from(format_cents(column.as_primitive::<Decimal128Type>().value(i))),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => {
-            Value::from(format_micros(column.as_primitive::<TimestampMicrosecondType>().value(i)))
-        }
+        DataType::Decimal128(_, 2) => Value::from(format_cents(
+            column.as_primitive::<Decimal128Type>().value(i),
+        )),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => Value::from(format_micros(
+            column.as_primitive::<TimestampMicrosecondType>().value(i),
+        )),
         _ => Value::from(
             arrow::util::display::ArrayFormatter::try_new(column, &Default::default())
                 .map(|f| f.value(i).to_string())

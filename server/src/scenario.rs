@@ -15,15 +15,34 @@ pub const COURSE: &str = include_str!("../../scenarios/course.json");
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("scenario {name}: {source}")]
-    Read { name: String, source: std::io::Error },
+    Read {
+        name: String,
+        source: std::io::Error,
+    },
     #[error("scenario {name}: not a scenario file: {source}")]
-    Parse { name: String, source: serde_json::Error },
+    Parse {
+        name: String,
+        source: serde_json::Error,
+    },
     #[error("scenario {name}: batch {batch:?} row {row}: {detail}")]
-    Row { name: String, batch: String, row: usize, detail: String },
+    Row {
+        name: String,
+        batch: String,
+        row: usize,
+        detail: String,
+    },
     #[error("scenario {name}: step {step}: {detail}")]
-    Step { name: String, step: usize, detail: String },
+    Step {
+        name: String,
+        step: usize,
+        detail: String,
+    },
     #[error("scenario {name}: has no batch {batch:?} (it has {known})")]
-    NoBatch { name: String, batch: String, known: String },
+    NoBatch {
+        name: String,
+        batch: String,
+        known: String,
+    },
     #[error("scenario {name}: give either `sends` or `steps`")]
     NoSteps { name: String },
 }
@@ -57,19 +76,31 @@ impl Scenario {
         if name_or_path == "course" {
             return Self::parse("course", COURSE);
         }
-        let text = std::fs::read_to_string(Path::new(name_or_path))
-            .map_err(|source| ScenarioError::Read { name: name_or_path.into(), source })?;
+        let text = std::fs::read_to_string(Path::new(name_or_path)).map_err(|source| {
+            ScenarioError::Read {
+                name: name_or_path.into(),
+                source,
+            }
+        })?;
         Self::parse(name_or_path, &text)
     }
 
     pub fn parse(name: &str, text: &str) -> Result<Self, ScenarioError> {
-        let file: File = serde_json::from_str(text).map_err(|source| ScenarioError::Parse { name: name.into(), source })?;
+        let file: File = serde_json::from_str(text).map_err(|source| ScenarioError::Parse {
+            name: name.into(),
+            source,
+        })?;
         let name = file.name.unwrap_or_else(|| name.to_string());
         let mut batches = BTreeMap::new();
         for (batch, rows) in file.batches {
             let mut events = Vec::with_capacity(rows.len());
             for (i, row) in rows.iter().enumerate() {
-                let row_err = |detail: String| ScenarioError::Row { name: name.clone(), batch: batch.clone(), row: i + 1, detail };
+                let row_err = |detail: String| ScenarioError::Row {
+                    name: name.clone(),
+                    batch: batch.clone(),
+                    row: i + 1,
+                    detail,
+                };
                 let [order_id, customer_id, status, amount, event_time] = row.as_slice() else {
                     return Err(row_err(format!(
                         "expected [order_id, customer_id, status, amount, event_time], got {} values",
@@ -80,12 +111,18 @@ impl Scenario {
                     "order_id": order_id, "customer_id": customer_id, "status": status,
                     "amount": amount, "event_time": event_time,
                 });
-                events.push(OrderEvent::parse(json.to_string().as_bytes()).map_err(|e| row_err(e.to_string()))?);
+                events.push(
+                    OrderEvent::parse(json.to_string().as_bytes())
+                        .map_err(|e| row_err(e.to_string()))?,
+                );
             }
             batches.insert(batch, events);
         }
         let steps = match (file.sends, file.steps) {
-            (Some(sends), None) => sends.into_iter().flat_map(|b| [Step::Send(b), Step::Run]).collect(),
+            (Some(sends), None) => sends
+                .into_iter()
+                .flat_map(|b| [Step::Send(b), Step::Run])
+                .collect(),
             (None, Some(steps)) => steps
                 .iter()
                 .enumerate()
@@ -101,7 +138,11 @@ impl Scenario {
                 .collect::<Result<_, _>>()?,
             _ => return Err(ScenarioError::NoSteps { name }),
         };
-        let scenario = Self { name, batches, steps };
+        let scenario = Self {
+            name,
+            batches,
+            steps,
+        };
         for step in &scenario.steps {
             if let Step::Send(batch) = step {
                 scenario.batch(batch)?;
@@ -112,11 +153,14 @@ impl Scenario {
 
     /// The events of one batch, or an error naming the batches there are.
     pub fn batch(&self, batch: &str) -> Result<&[OrderEvent], ScenarioError> {
-        self.batches.get(batch).map(Vec::as_slice).ok_or_else(|| ScenarioError::NoBatch {
-            name: self.name.clone(),
-            batch: batch.to_string(),
-            known: self.batches.keys().cloned().collect::<Vec<_>>().join(", "),
-        })
+        self.batches
+            .get(batch)
+            .map(Vec::as_slice)
+            .ok_or_else(|| ScenarioError::NoBatch {
+                name: self.name.clone(),
+                batch: batch.to_string(),
+                known: self.batches.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
     }
 }
 
@@ -130,7 +174,13 @@ mod tests {
         let sends: Vec<_> = course
             .steps
             .iter()
-            .filter_map(|s| if let Step::Send(b) = s { Some(b.as_str()) } else { None })
+            .filter_map(|s| {
+                if let Step::Send(b) = s {
+                    Some(b.as_str())
+                } else {
+                    None
+                }
+            })
             .collect();
         assert_eq!(sends, ["1", "2", "3", "3", "4", "5"]);
         assert_eq!(course.steps.len(), 12);
@@ -140,10 +190,17 @@ mod tests {
     #[test]
     fn bad_rows_and_steps_are_named() {
         let err = Scenario::parse("t", r#"{"batches": {"1": [[1, "C", "placed", "x", "2026-10-01T09:00:00Z"]]}, "sends": ["1"]}"#).unwrap_err();
-        assert!(err.to_string().contains("batch \"1\" row 1: amount"), "{err}");
+        assert!(
+            err.to_string().contains("batch \"1\" row 1: amount"),
+            "{err}"
+        );
         let err = Scenario::parse("t", r#"{"batches": {"1": []}, "sends": ["2"]}"#).unwrap_err();
         assert!(err.to_string().contains("no batch \"2\""), "{err}");
-        let err = Scenario::parse("t", r#"{"batches": {"1": []}, "steps": ["send:1", "walk"]}"#).unwrap_err();
+        let err = Scenario::parse(
+            "t",
+            r#"{"batches": {"1": []}, "steps": ["send:1", "walk"]}"#,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("step 2"), "{err}");
     }
 }

@@ -12,7 +12,8 @@ use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::{StructType, Transaction};
 use deltalake::logstore::object_store::{
     self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, local::LocalFileSystem, path::Path as StorePath,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, local::LocalFileSystem,
+    path::Path as StorePath,
 };
 use deltalake::protocol::{DeltaOperation, SaveMode};
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
@@ -23,14 +24,28 @@ use crate::crash::{CrashPoint, Moment};
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
     #[error("table {table}: {source}")]
-    Delta { table: String, source: DeltaTableError },
+    Delta {
+        table: String,
+        source: DeltaTableError,
+    },
     #[error("table {table}: {source}")]
-    Query { table: String, source: datafusion::error::DataFusionError },
+    Query {
+        table: String,
+        source: datafusion::error::DataFusionError,
+    },
     #[error("table {table}: {source}")]
-    Arrow { table: String, source: arrow::error::ArrowError },
+    Arrow {
+        table: String,
+        source: arrow::error::ArrowError,
+    },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales"
+    )]
     Unknown(String),
 }
 
@@ -44,8 +59,12 @@ pub enum TableName {
 }
 
 impl TableName {
-    pub const ALL: [TableName; 4] =
-        [TableName::BronzeOrders, TableName::BronzeRejects, TableName::Orders, TableName::HourlySales];
+    pub const ALL: [TableName; 4] = [
+        TableName::BronzeOrders,
+        TableName::BronzeRejects,
+        TableName::Orders,
+        TableName::HourlySales,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -105,7 +124,10 @@ impl TableName {
             TableName::BronzeOrders => [landed(), event()].concat(),
             TableName::BronzeRejects => [
                 landed(),
-                vec![Field::new("value", DataType::Utf8, false), Field::new("reason", DataType::Utf8, false)],
+                vec![
+                    Field::new("value", DataType::Utf8, false),
+                    Field::new("reason", DataType::Utf8, false),
+                ],
             ]
             .concat(),
             TableName::Orders => event(),
@@ -134,7 +156,10 @@ pub struct Tables {
 
 impl Tables {
     pub fn new(root: impl Into<PathBuf>, crash_at: Option<CrashPoint>) -> Self {
-        Self { root: root.into(), crash_at }
+        Self {
+            root: root.into(),
+            crash_at,
+        }
     }
 
     pub fn path(&self, name: TableName) -> PathBuf {
@@ -143,17 +168,30 @@ impl Tables {
 
     fn builder(&self, name: TableName) -> Result<DeltaTableBuilder, TableError> {
         let path = self.path(name);
-        std::fs::create_dir_all(&path).map_err(|source| TableError::Io { path: path.clone(), source })?;
-        let path = std::fs::canonicalize(&path).map_err(|source| TableError::Io { path: path.clone(), source })?;
-        let url = url::Url::from_directory_path(&path)
-            .map_err(|_| TableError::Io { path: path.clone(), source: std::io::Error::other("not an absolute path") })?;
+        std::fs::create_dir_all(&path).map_err(|source| TableError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let path = std::fs::canonicalize(&path).map_err(|source| TableError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let url = url::Url::from_directory_path(&path).map_err(|_| TableError::Io {
+            path: path.clone(),
+            source: std::io::Error::other("not an absolute path"),
+        })?;
         let store = Arc::new(CommitCutter {
             inner: Arc::new(LocalFileSystem::new()),
-            cut: self.crash_at.filter(|c| c.stream == name.stream() && c.moment == Moment::AfterWrite),
+            cut: self
+                .crash_at
+                .filter(|c| c.stream == name.stream() && c.moment == Moment::AfterWrite),
         });
         DeltaTableBuilder::from_url(url.clone())
             .map(|b| b.with_storage_backend(store, url))
-            .map_err(|source| TableError::Delta { table: name.to_string(), source })
+            .map_err(|source| TableError::Delta {
+                table: name.to_string(),
+                source,
+            })
     }
 
     /// Opens a table, or `None` if it was never created.
@@ -161,7 +199,14 @@ impl Tables {
         if !self.path(name).join("_delta_log").exists() {
             return Ok(None);
         }
-        let table = self.builder(name)?.load().await.map_err(|source| TableError::Delta { table: name.to_string(), source })?;
+        let table = self
+            .builder(name)?
+            .load()
+            .await
+            .map_err(|source| TableError::Delta {
+                table: name.to_string(),
+                source,
+            })?;
         Ok(Some(table))
     }
 
@@ -170,8 +215,15 @@ impl Tables {
         if let Some(table) = self.open(name).await? {
             return Ok(table);
         }
-        let delta = |source| TableError::Delta { table: name.to_string(), source };
-        let schema: StructType = name.schema().as_ref().try_into_kernel().map_err(|e| delta(e.into()))?;
+        let delta = |source| TableError::Delta {
+            table: name.to_string(),
+            source,
+        };
+        let schema: StructType = name
+            .schema()
+            .as_ref()
+            .try_into_kernel()
+            .map_err(|e| delta(e.into()))?;
         let mut create = self
             .builder(name)?
             .build()
@@ -182,7 +234,8 @@ impl Tables {
             .with_save_mode(SaveMode::Ignore);
         if name == TableName::BronzeOrders {
             // Silver and gold read only what each bronze commit added.
-            create = create.with_configuration_property(TableProperty::EnableChangeDataFeed, Some("true"));
+            create = create
+                .with_configuration_property(TableProperty::EnableChangeDataFeed, Some("true"));
         }
         create.await.map_err(delta)
     }
@@ -192,16 +245,25 @@ impl Tables {
         match std::fs::remove_dir_all(&self.root) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(TableError::Io { path: self.root.clone(), source }),
+            Err(source) => Err(TableError::Io {
+                path: self.root.clone(),
+                source,
+            }),
         }
     }
 }
 
 /// The version a stream stored under `app_id` in the table's `txn` actions.
 pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>, TableError> {
-    let delta = |source| TableError::Delta { table: table_name(table), source };
+    let delta = |source| TableError::Delta {
+        table: table_name(table),
+        source,
+    };
     let snapshot = table.snapshot().map_err(delta)?;
-    snapshot.transaction_version(table.log_store().as_ref(), app_id).await.map_err(delta)
+    snapshot
+        .transaction_version(table.log_store().as_ref(), app_id)
+        .await
+        .map_err(delta)
 }
 
 /// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.
@@ -211,7 +273,10 @@ pub async fn append(
     progress: Vec<Transaction>,
 ) -> Result<DeltaTable, TableError> {
     let name = table_name(&table);
-    let delta = |source| TableError::Delta { table: name.clone(), source };
+    let delta = |source| TableError::Delta {
+        table: name.clone(),
+        source,
+    };
     let properties = CommitProperties::default().with_application_transactions(progress);
     if batches.iter().any(|b| b.num_rows() > 0) {
         return table
@@ -223,7 +288,11 @@ pub async fn append(
     }
     // Nothing to add, but the progress must still move: a commit of `txn` actions only.
     let snapshot = table.snapshot().map_err(delta)?.clone();
-    let operation = DeltaOperation::Write { mode: SaveMode::Append, partition_by: None, predicate: None };
+    let operation = DeltaOperation::Write {
+        mode: SaveMode::Append,
+        partition_by: None,
+        predicate: None,
+    };
     CommitBuilder::from(properties)
         .with_actions(vec![])
         .build(Some(&snapshot), table.log_store(), operation)
@@ -261,7 +330,11 @@ impl CommitCutter {
     fn check(&self, location: &StorePath) {
         let path = location.as_ref();
         if path.contains("_delta_log/") && path.ends_with(".json") {
-            CrashPoint::abort_if(self.cut, self.cut.map_or("", |c| c.stream), Moment::AfterWrite);
+            CrashPoint::abort_if(
+                self.cut,
+                self.cut.map_or("", |c| c.stream),
+                Moment::AfterWrite,
+            );
         }
     }
 }
@@ -274,7 +347,12 @@ impl fmt::Display for CommitCutter {
 
 #[async_trait]
 impl ObjectStore for CommitCutter {
-    async fn put_opts(&self, location: &StorePath, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+    async fn put_opts(
+        &self,
+        location: &StorePath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
         self.check(location);
         self.inner.put_opts(location, payload, opts).await
     }
@@ -287,7 +365,11 @@ impl ObjectStore for CommitCutter {
         self.inner.put_multipart_opts(location, opts).await
     }
 
-    async fn get_opts(&self, location: &StorePath, options: GetOptions) -> object_store::Result<GetResult> {
+    async fn get_opts(
+        &self,
+        location: &StorePath,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
         self.inner.get_opts(location, options).await
     }
 
@@ -298,15 +380,26 @@ impl ObjectStore for CommitCutter {
         self.inner.delete_stream(locations)
     }
 
-    fn list(&self, prefix: Option<&StorePath>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+    fn list(
+        &self,
+        prefix: Option<&StorePath>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
         self.inner.list(prefix)
     }
 
-    async fn list_with_delimiter(&self, prefix: Option<&StorePath>) -> object_store::Result<ListResult> {
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&StorePath>,
+    ) -> object_store::Result<ListResult> {
         self.inner.list_with_delimiter(prefix).await
     }
 
-    async fn copy_opts(&self, from: &StorePath, to: &StorePath, options: CopyOptions) -> object_store::Result<()> {
+    async fn copy_opts(
+        &self,
+        from: &StorePath,
+        to: &StorePath,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
         self.check(to);
         self.inner.copy_opts(from, to, options).await
     }

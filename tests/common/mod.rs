@@ -26,7 +26,9 @@ pub struct TestLab {
 }
 
 fn broker_home() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     home.join(".cache/reckon/test-broker")
 }
 
@@ -39,16 +41,26 @@ fn ensure_broker() {
             .arg(broker_home())
             .output()
             .expect("run reckon broker start");
-        assert!(out.status.success(), "broker start failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "broker start failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     });
 }
 
 impl TestLab {
     pub fn new(name: &str) -> Self {
         ensure_broker();
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
         let topic = format!("test.{name}.{}.{nanos}", std::process::id());
-        let dir = tempfile::Builder::new().prefix(&format!("reckon-{name}-")).tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("reckon-{name}-"))
+            .tempdir()
+            .unwrap();
         Self { dir, topic }
     }
 
@@ -63,8 +75,13 @@ impl TestLab {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_reckon"));
-        cmd.arg("--data").arg(self.data()).args(["--topic", &self.topic]).args(args);
-        cmd.env_remove("RECKON_BROKERS").env_remove("RECKON_DATA").env_remove("RECKON_TOPIC");
+        cmd.arg("--data")
+            .arg(self.data())
+            .args(["--topic", &self.topic])
+            .args(args);
+        cmd.env_remove("RECKON_BROKERS")
+            .env_remove("RECKON_DATA")
+            .env_remove("RECKON_TOPIC");
         cmd
     }
 
@@ -102,7 +119,10 @@ impl TestLab {
 
     pub fn check(&self) -> (String, i32) {
         let out = self.reckon(&["check"]);
-        (String::from_utf8(out.stdout).unwrap(), out.status.code().unwrap_or(-1))
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            out.status.code().unwrap_or(-1),
+        )
     }
 
     /// A connection to the shared broker, for what the CLI must not do (send garbage, recreate).

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow::array::{
-    ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+    ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow::record_batch::RecordBatch;
 use deltalake::kernel::Transaction;
@@ -65,7 +66,12 @@ pub async fn run(lab: &Lab, kafka: &Kafka) -> Result<StreamRun, StreamError> {
     };
     if read.new_rejects > 0 {
         // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
-        tables::append(rejects, vec![read.rejects_batch()?], progress(TableName::BronzeRejects)).await?;
+        tables::append(
+            rejects,
+            vec![read.rejects_batch()?],
+            progress(TableName::BronzeRejects),
+        )
+        .await?;
     }
     let committed = progress(TableName::BronzeOrders);
     if !committed.is_empty() {
@@ -78,7 +84,11 @@ pub async fn run(lab: &Lab, kafka: &Kafka) -> Result<StreamRun, StreamError> {
             partitions: ranges
                 .iter()
                 .filter(|r| r.next < r.end)
-                .map(|r| PartitionRange { partition: r.partition, first: r.next, last: r.end - 1 })
+                .map(|r| PartitionRange {
+                    partition: r.partition,
+                    first: r.next,
+                    last: r.end - 1,
+                })
                 .collect(),
         };
     }
@@ -98,15 +108,21 @@ async fn plan(
     let partitions = match kafka.partitions(topic)? {
         Some(p) => p,
         None => {
-            if tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, 0)).await?.is_some() {
-                return Err(StreamError::TopicMissing { topic: topic.clone() });
+            if tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, 0))
+                .await?
+                .is_some()
+            {
+                return Err(StreamError::TopicMissing {
+                    topic: topic.clone(),
+                });
             }
             kafka.ensure_topic(topic, lab.config.partitions).await?
         }
     };
     let mut ranges = Vec::with_capacity(partitions.len());
     for partition in partitions {
-        let stored = tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
+        let stored =
+            tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
         let (log_start, log_end) = kafka.log_offsets(topic, partition)?;
         let next = stored.map_or(log_start, |s| s + 1);
         let out_of_range = |place| StreamError::OffsetsOutOfRange {
@@ -123,8 +139,15 @@ async fn plan(
         if next < log_start {
             return Err(out_of_range("starts after it"));
         }
-        let rejects_done = tables::txn_version(rejects, &app_id(TableName::BronzeRejects, topic, partition)).await?;
-        ranges.push(Range { partition, next, end: log_end, rejects_done });
+        let rejects_done =
+            tables::txn_version(rejects, &app_id(TableName::BronzeRejects, topic, partition))
+                .await?;
+        ranges.push(Range {
+            partition,
+            next,
+            end: log_end,
+            rejects_done,
+        });
     }
     Ok(ranges)
 }
@@ -155,8 +178,20 @@ struct Read {
     new_rejects: u64,
 }
 
-fn read(reader: &BaseConsumer, topic: &str, ranges: &[Range], ingested_at: i64) -> Result<Read, StreamError> {
-    let mut out = Read { rows: BTreeMap::new(), rejects: vec![], ingested_at, good: 0, rejected: 0, new_rejects: 0 };
+fn read(
+    reader: &BaseConsumer,
+    topic: &str,
+    ranges: &[Range],
+    ingested_at: i64,
+) -> Result<Read, StreamError> {
+    let mut out = Read {
+        rows: BTreeMap::new(),
+        rejects: vec![],
+        ingested_at,
+        good: 0,
+        rejected: 0,
+        new_rejects: 0,
+    };
     let mut assignment = TopicPartitionList::new();
     // Last offset each partition still owes us.
     let mut owed: BTreeMap<i32, (i64, Option<i64>)> = BTreeMap::new();
@@ -165,13 +200,15 @@ fn read(reader: &BaseConsumer, topic: &str, ranges: &[Range], ingested_at: i64) 
             .add_partition_offset(topic, r.partition, Offset::Offset(r.next))
             .map_err(KafkaError::from)?;
         owed.insert(r.partition, (r.end - 1, r.rejects_done));
-        out.rows.insert(r.partition, Vec::with_capacity((r.end - r.next) as usize));
+        out.rows
+            .insert(r.partition, Vec::with_capacity((r.end - r.next) as usize));
     }
     if owed.is_empty() {
         return Ok(out);
     }
     reader.assign(&assignment).map_err(KafkaError::from)?;
-    let mut position: BTreeMap<i32, i64> = ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
+    let mut position: BTreeMap<i32, i64> =
+        ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
     let mut last_message = Instant::now();
     while !owed.is_empty() {
         let Some(message) = reader.poll(Duration::from_millis(500)) else {
@@ -190,7 +227,9 @@ fn read(reader: &BaseConsumer, topic: &str, ranges: &[Range], ingested_at: i64) 
         last_message = Instant::now();
         let partition = message.partition();
         let offset = message.offset();
-        let Some(&(last, rejects_done)) = owed.get(&partition) else { continue };
+        let Some(&(last, rejects_done)) = owed.get(&partition) else {
+            continue;
+        };
         if offset > last {
             continue;
         }
@@ -201,7 +240,11 @@ fn read(reader: &BaseConsumer, topic: &str, ranges: &[Range], ingested_at: i64) 
             Ok(event) => {
                 out.good += 1;
                 if let Some(rows) = out.rows.get_mut(&partition) {
-                    rows.push(Landed { offset, kafka_timestamp, event });
+                    rows.push(Landed {
+                        offset,
+                        kafka_timestamp,
+                        event,
+                    });
                 }
             }
             Err(invalid) => {
@@ -235,7 +278,9 @@ impl Read {
         let mut order_id = Int64Builder::with_capacity(n);
         let mut customer = StringBuilder::with_capacity(n, n * 4);
         let mut status = StringBuilder::with_capacity(n, n * 6);
-        let mut amount = Decimal128Builder::with_capacity(n).with_precision_and_scale(18, 2).map_err(arrow_err)?;
+        let mut amount = Decimal128Builder::with_capacity(n)
+            .with_precision_and_scale(18, 2)
+            .map_err(arrow_err)?;
         let mut event_time = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
         for (&p, rows) in &self.rows {
             for row in rows {
@@ -295,5 +340,8 @@ impl Read {
 }
 
 fn arrow_err(source: arrow::error::ArrowError) -> TableError {
-    TableError::Arrow { table: "bronze_orders".into(), source }
+    TableError::Arrow {
+        table: "bronze_orders".into(),
+        source,
+    }
 }

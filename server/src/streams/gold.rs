@@ -18,8 +18,8 @@ use deltalake::kernel::Transaction;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun, pending,
-    query_bronze_changes, show_time,
+    DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun,
+    pending, query_bronze_changes, show_time,
 };
 use crate::crash::{CrashPoint, Moment};
 use crate::event::format_micros;
@@ -74,7 +74,12 @@ struct StateFile {
 
 impl GoldState {
     fn new(dedup: bool) -> Self {
-        Self { dedup, watermark: None, open_hours: BTreeMap::new(), dedup_keys: HashMap::new() }
+        Self {
+            dedup,
+            watermark: None,
+            open_hours: BTreeMap::new(),
+            dedup_keys: HashMap::new(),
+        }
     }
 
     fn path(dir: &Path, bronze_version: i64) -> PathBuf {
@@ -83,32 +88,55 @@ impl GoldState {
 
     /// The state as of gold's last commit, or `None` before gold's first run.
     pub async fn committed(lab: &Lab) -> Result<Option<GoldState>, StreamError> {
-        let Some(table) = lab.tables.open(TableName::HourlySales).await? else { return Ok(None) };
-        let Some(version) = tables::txn_version(&table, APP_ID).await? else { return Ok(None) };
+        let Some(table) = lab.tables.open(TableName::HourlySales).await? else {
+            return Ok(None);
+        };
+        let Some(version) = tables::txn_version(&table, APP_ID).await? else {
+            return Ok(None);
+        };
         Self::load(&lab.gold_state_dir(), version).map(Some)
     }
 
     fn load(dir: &Path, bronze_version: i64) -> Result<Self, StreamError> {
         let path = Self::path(dir, bronze_version);
-        let state_err = |detail: String| StreamError::State { path: path.display().to_string(), detail };
-        let text = fs::read(&path).map_err(|e| state_err(format!("{e} (the state committed with bronze version {bronze_version} is gone)")))?;
-        let file: StateFile = serde_json::from_slice(&text).map_err(|e| state_err(e.to_string()))?;
+        let state_err = |detail: String| StreamError::State {
+            path: path.display().to_string(),
+            detail,
+        };
+        let text = fs::read(&path).map_err(|e| {
+            state_err(format!(
+                "{e} (the state committed with bronze version {bronze_version} is gone)"
+            ))
+        })?;
+        let file: StateFile =
+            serde_json::from_slice(&text).map_err(|e| state_err(e.to_string()))?;
         Ok(Self {
             dedup: file.dedup,
             watermark: file.watermark,
             open_hours: file.open_hours.into_iter().collect(),
-            dedup_keys: file.dedup_keys.into_iter().map(|k| ((k.order_id, k.status), k.first_event_time)).collect(),
+            dedup_keys: file
+                .dedup_keys
+                .into_iter()
+                .map(|k| ((k.order_id, k.status), k.first_event_time))
+                .collect(),
         })
     }
 
     /// Writes the state for `bronze_version` durably; it becomes current only with the commit.
     fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), StreamError> {
         let path = Self::path(dir, bronze_version);
-        let state_err = |e: std::io::Error| StreamError::State { path: path.display().to_string(), detail: e.to_string() };
+        let state_err = |e: std::io::Error| StreamError::State {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        };
         let mut keys: Vec<DedupKey> = self
             .dedup_keys
             .iter()
-            .map(|((order_id, status), t)| DedupKey { order_id: *order_id, status: status.clone(), first_event_time: *t })
+            .map(|((order_id, status), t)| DedupKey {
+                order_id: *order_id,
+                status: status.clone(),
+                first_event_time: *t,
+            })
             .collect();
         keys.sort_by(|a, b| (a.order_id, &a.status).cmp(&(b.order_id, &b.status)));
         let file = StateFile {
@@ -121,15 +149,25 @@ impl GoldState {
         fs::create_dir_all(dir).map_err(state_err)?;
         let tmp = path.with_extension("json.tmp");
         let mut out = fs::File::create(&tmp).map_err(state_err)?;
-        out.write_all(&serde_json::to_vec(&file).unwrap_or_default()).map_err(state_err)?;
+        out.write_all(&serde_json::to_vec(&file).unwrap_or_default())
+            .map_err(state_err)?;
         out.sync_all().map_err(state_err)?;
         fs::rename(&tmp, &path).map_err(state_err)?;
-        fs::File::open(dir).and_then(|d| d.sync_all()).map_err(state_err)?;
+        fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(state_err)?;
         Ok(())
     }
 
     /// One placed event, read in order; returns why it was dropped, if it was.
-    fn add(&mut self, order_id: i64, status: &str, amount_cents: i128, event_time: i64, before: Option<i64>) -> Option<&'static str> {
+    fn add(
+        &mut self,
+        order_id: i64,
+        status: &str,
+        amount_cents: i128,
+        event_time: i64,
+        before: Option<i64>,
+    ) -> Option<&'static str> {
         let hour = event_time.div_euclid(HOUR_MICROS) * HOUR_MICROS;
         if self.dedup {
             // dropDuplicatesWithinWatermark drops what is at or behind the watermark.
@@ -157,10 +195,15 @@ impl GoldState {
             let candidate = latest - DELAY_MICROS;
             self.watermark = Some(self.watermark.map_or(candidate, |w| w.max(candidate)));
         }
-        let Some(watermark) = self.watermark else { return vec![] };
-        self.dedup_keys.retain(|_, first| watermark < *first + DELAY_MICROS);
+        let Some(watermark) = self.watermark else {
+            return vec![];
+        };
+        self.dedup_keys
+            .retain(|_, first| watermark < *first + DELAY_MICROS);
         let still_open = self.open_hours.split_off(&(watermark - HOUR_MICROS + 1));
-        std::mem::replace(&mut self.open_hours, still_open).into_iter().collect()
+        std::mem::replace(&mut self.open_hours, still_open)
+            .into_iter()
+            .collect()
     }
 }
 
@@ -177,7 +220,10 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
     };
     if state.dedup != dedup {
         let word = |on: bool| if on { "on" } else { "off" };
-        return Err(StreamError::DedupSettingFixed { started: word(state.dedup), asked: word(dedup) });
+        return Err(StreamError::DedupSettingFixed {
+            started: word(state.dedup),
+            asked: word(dedup),
+        });
     }
     record.watermark_before = show_time(state.watermark);
     record.watermark_after = record.watermark_before.clone();
@@ -185,7 +231,11 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
         record.duration_ms = started.elapsed().as_millis() as u64;
         return Ok(record);
     };
-    record.source = SourceRange::Versions { table: TableName::BronzeOrders.to_string(), first, last: current };
+    record.source = SourceRange::Versions {
+        table: TableName::BronzeOrders.to_string(),
+        first,
+        last: current,
+    };
     let (_, placed) = query_bronze_changes(&bronze, (first, current), PLACED_IN_ORDER).await?;
     CrashPoint::abort_if(lab.config.crash_at, "gold", Moment::AfterRead);
 
@@ -202,7 +252,15 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
             record.rows_read += 1;
             let t = event_time.value(i);
             latest = Some(latest.map_or(t, |l| l.max(t)));
-            let Some(reason) = state.add(order_id.value(i), status.value(i), amount.value(i), t, before) else { continue };
+            let Some(reason) = state.add(
+                order_id.value(i),
+                status.value(i),
+                amount.value(i),
+                t,
+                before,
+            ) else {
+                continue;
+            };
             match reason {
                 "late" => record.rows_late += 1,
                 _ => record.rows_duplicate += 1,
@@ -225,7 +283,12 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
     record.rows_written = closed.len() as u64;
 
     state.save(&state_dir, current)?;
-    let table = tables::append(hourly, vec![hours_batch(&closed)?], vec![Transaction::new(APP_ID, current)]).await?;
+    let table = tables::append(
+        hourly,
+        vec![hours_batch(&closed)?],
+        vec![Transaction::new(APP_ID, current)],
+    )
+    .await?;
     record.table_version = Some(tables::version(&table));
     CrashPoint::abort_if(lab.config.crash_at, "gold", Moment::AfterCommit);
     remove_old_states(&state_dir, current);
@@ -234,8 +297,12 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
 }
 
 fn hours_batch(closed: &[(i64, HourTotal)]) -> Result<RecordBatch, TableError> {
-    let arrow = |source| TableError::Arrow { table: TableName::HourlySales.to_string(), source };
-    let hours = TimestampMicrosecondArray::from_iter_values(closed.iter().map(|(h, _)| *h)).with_timezone("UTC");
+    let arrow = |source| TableError::Arrow {
+        table: TableName::HourlySales.to_string(),
+        source,
+    };
+    let hours = TimestampMicrosecondArray::from_iter_values(closed.iter().map(|(h, _)| *h))
+        .with_timezone("UTC");
     let orders = Int64Array::from_iter_values(closed.iter().map(|(_, t)| t.orders));
     let revenue = Decimal128Array::from_iter_values(closed.iter().map(|(_, t)| t.revenue_cents))
         .with_precision_and_scale(18, 2)
@@ -246,7 +313,9 @@ fn hours_batch(closed: &[(i64, HourTotal)]) -> Result<RecordBatch, TableError> {
 
 /// Keeps the current state and the one before it (for reading after a crash); older ones go.
 fn remove_old_states(dir: &Path, current: i64) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     let mut versions: Vec<(i64, PathBuf)> = entries
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -301,14 +370,26 @@ mod tests {
     #[test]
     fn course_with_dedup_matches_the_seed() {
         let written = play(true, &COURSE);
-        let hours: Vec<_> = written.iter().map(|(h, t)| (*h, t.orders, t.revenue_cents)).collect();
-        assert_eq!(hours, vec![(t(9, 0), 3, 6850), (t(10, 0), 2, 5500), (t(11, 0), 1, 1825)]);
+        let hours: Vec<_> = written
+            .iter()
+            .map(|(h, t)| (*h, t.orders, t.revenue_cents))
+            .collect();
+        assert_eq!(
+            hours,
+            vec![(t(9, 0), 3, 6850), (t(10, 0), 2, 5500), (t(11, 0), 1, 1825)]
+        );
     }
 
     #[test]
     fn course_without_dedup_counts_1005_twice() {
         let written = play(false, &COURSE);
-        assert_eq!(written[2].1, HourTotal { orders: 2, revenue_cents: 3650 });
+        assert_eq!(
+            written[2].1,
+            HourTotal {
+                orders: 2,
+                revenue_cents: 3650
+            }
+        );
         assert_eq!(written[0].1.orders, 3, "1006 is late for 09:00 either way");
     }
 
@@ -316,7 +397,13 @@ mod tests {
     fn everything_in_one_run_is_on_time() {
         let all: Vec<_> = COURSE.iter().flat_map(|r| r.iter().copied()).collect();
         let written = play(true, &[&all]);
-        assert_eq!(written[0].1, HourTotal { orders: 4, revenue_cents: 9050 });
+        assert_eq!(
+            written[0].1,
+            HourTotal {
+                orders: 4,
+                revenue_cents: 9050
+            }
+        );
         assert_eq!(written.len(), 3);
     }
 

@@ -36,16 +36,35 @@ pub enum StreamError {
          (log start {log_start}, log end {log_end}); the topic was recreated or truncated. \
          Run `reckon reset` to start the lab again from the new topic"
     )]
-    OffsetsOutOfRange { topic: String, partition: i32, stored: i64, place: &'static str, log_start: i64, log_end: i64 },
-    #[error("topic {topic} does not exist, but bronze has read from it before: run `reckon reset` to start again")]
+    OffsetsOutOfRange {
+        topic: String,
+        partition: i32,
+        stored: i64,
+        place: &'static str,
+        log_start: i64,
+        log_end: i64,
+    },
+    #[error(
+        "topic {topic} does not exist, but bronze has read from it before: run `reckon reset` to start again"
+    )]
     TopicMissing { topic: String },
-    #[error("topic {topic} partition {partition}: stopped receiving messages at offset {at} before the end offset {end}")]
-    Stalled { topic: String, partition: i32, at: i64, end: i64 },
+    #[error(
+        "topic {topic} partition {partition}: stopped receiving messages at offset {at} before the end offset {end}"
+    )]
+    Stalled {
+        topic: String,
+        partition: i32,
+        at: i64,
+        end: i64,
+    },
     #[error(
         "gold's state was started with deduplication {started}; running it {asked} would count what was already \
          counted differently. Reset the lab and replay (`reckon reset`, then send and run again) to change it"
     )]
-    DedupSettingFixed { started: &'static str, asked: &'static str },
+    DedupSettingFixed {
+        started: &'static str,
+        asked: &'static str,
+    },
     #[error("gold state {path}: {detail}")]
     State { path: String, detail: String },
 }
@@ -55,9 +74,16 @@ pub enum StreamError {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SourceRange {
     /// Kafka offsets read, per partition, first and last inclusive.
-    Offsets { topic: String, partitions: Vec<PartitionRange> },
+    Offsets {
+        topic: String,
+        partitions: Vec<PartitionRange>,
+    },
     /// Bronze versions read, first and last inclusive.
-    Versions { table: String, first: i64, last: i64 },
+    Versions {
+        table: String,
+        first: i64,
+        last: i64,
+    },
     /// Nothing new.
     Nothing,
 }
@@ -103,7 +129,7 @@ pub struct StreamRun {
 }
 
 impl StreamRun {
-    fn new(stream: &'static str) -> Self {
+    pub(crate) fn new(stream: &'static str) -> Self {
         Self {
             stream,
             rows_read: 0,
@@ -125,7 +151,11 @@ impl StreamRun {
 
 impl fmt::Display for StreamRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:<7}read {}, wrote {}", self.stream, self.rows_read, self.rows_written)?;
+        write!(
+            f,
+            "{:<7}read {}, wrote {}",
+            self.stream, self.rows_read, self.rows_written
+        )?;
         if self.rows_late > 0 {
             write!(f, ", late {}", self.rows_late)?;
         }
@@ -143,14 +173,21 @@ impl fmt::Display for StreamRun {
                     write!(f, " p{}:{}..{}", p.partition, p.first, p.last)?;
                 }
             }
-            SourceRange::Versions { table, first, last } => write!(f, "; {table} v{first}..v{last}")?,
+            SourceRange::Versions { table, first, last } => {
+                write!(f, "; {table} v{first}..v{last}")?
+            }
         }
         if let Some(v) = self.table_version {
             write!(f, "; committed v{v}")?;
         }
         if self.watermark_before.is_some() || self.watermark_after.is_some() {
             let show = |w: &Option<String>| w.clone().unwrap_or_else(|| "unset".into());
-            write!(f, "; watermark {} -> {}", show(&self.watermark_before), show(&self.watermark_after))?;
+            write!(
+                f,
+                "; watermark {} -> {}",
+                show(&self.watermark_before),
+                show(&self.watermark_after)
+            )?;
         }
         if !self.hours_closed.is_empty() {
             write!(f, "; closed {}", self.hours_closed.join(", "))?;
@@ -175,19 +212,38 @@ pub(crate) async fn query_bronze_changes(
     sql: &str,
 ) -> Result<(SessionContext, Vec<RecordBatch>), TableError> {
     let table = table_name(bronze);
-    let delta = |source| TableError::Delta { table: table.clone(), source };
-    let query = |source| TableError::Query { table: table.clone(), source };
+    let delta = |source| TableError::Delta {
+        table: table.clone(),
+        source,
+    };
+    let query = |source| TableError::Query {
+        table: table.clone(),
+        source,
+    };
     let ctx = SessionContext::new();
-    bronze.update_datafusion_session(&ctx.state()).map_err(delta)?;
-    let cdf = bronze.clone().scan_cdf().with_starting_version(first as u64).with_ending_version(last as u64);
+    bronze
+        .update_datafusion_session(&ctx.state())
+        .map_err(delta)?;
+    let cdf = bronze
+        .clone()
+        .scan_cdf()
+        .with_starting_version(first as u64)
+        .with_ending_version(last as u64);
     let provider = DeltaCdfTableProvider::try_new(cdf).map_err(delta)?;
     // Bronze only appends; the filter keeps that assumption out of every query.
     let inserts = ctx
         .read_table(Arc::new(provider))
         .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
         .map_err(query)?;
-    ctx.register_table("changes", inserts.into_view()).map_err(query)?;
-    let rows = ctx.sql(sql).await.map_err(query)?.collect().await.map_err(query)?;
+    ctx.register_table("changes", inserts.into_view())
+        .map_err(query)?;
+    let rows = ctx
+        .sql(sql)
+        .await
+        .map_err(query)?
+        .collect()
+        .await
+        .map_err(query)?;
     Ok((ctx, rows))
 }
 

@@ -36,12 +36,15 @@ pub async fn run(lab: &Lab) -> Result<StreamRun, StreamError> {
         record.duration_ms = started.elapsed().as_millis() as u64;
         return Ok(record);
     };
-    record.source = SourceRange::Versions { table: TableName::BronzeOrders.to_string(), first, last };
+    record.source = SourceRange::Versions {
+        table: TableName::BronzeOrders.to_string(),
+        first,
+        last,
+    };
     let (ctx, newest) = query_bronze_changes(&bronze, (first, last), NEWEST_PER_ORDER).await?;
-    record.rows_read = newest
-        .iter()
-        .find(|b| b.num_rows() > 0)
-        .map_or(0, |b| b.column(5).as_primitive::<Int64Type>().value(0) as u64);
+    record.rows_read = newest.iter().find(|b| b.num_rows() > 0).map_or(0, |b| {
+        b.column(5).as_primitive::<Int64Type>().value(0) as u64
+    });
     CrashPoint::abort_if(lab.config.crash_at, "silver", Moment::AfterRead);
 
     let progress = Transaction::new(APP_ID, last);
@@ -50,12 +53,18 @@ pub async fn run(lab: &Lab) -> Result<StreamRun, StreamError> {
     let table = if newest.iter().all(|b| b.num_rows() == 0) {
         tables::append(orders, vec![], vec![progress]).await?
     } else {
-        let query = |source| TableError::Query { table: TableName::BronzeOrders.to_string(), source };
+        let query = |source| TableError::Query {
+            table: TableName::BronzeOrders.to_string(),
+            source,
+        };
         let source = ctx
             .read_batches(newest)
             .and_then(|df| df.drop_columns(&["rows_read"]))
             .map_err(query)?;
-        let delta = |source| TableError::Delta { table: TableName::Orders.to_string(), source };
+        let delta = |source| TableError::Delta {
+            table: TableName::Orders.to_string(),
+            source,
+        };
         let (table, metrics) = orders
             .merge(source, "target.order_id = source.order_id")
             .with_source_alias("source")
@@ -78,10 +87,13 @@ pub async fn run(lab: &Lab) -> Result<StreamRun, StreamError> {
                     .set("event_time", "source.event_time")
             })
             .map_err(delta)?
-            .with_commit_properties(CommitProperties::default().with_application_transaction(progress))
+            .with_commit_properties(
+                CommitProperties::default().with_application_transaction(progress),
+            )
             .await
             .map_err(delta)?;
-        record.rows_written = (metrics.num_target_rows_inserted + metrics.num_target_rows_updated) as u64;
+        record.rows_written =
+            (metrics.num_target_rows_inserted + metrics.num_target_rows_updated) as u64;
         if tables::version(&table) == before {
             // A MERGE that changes nothing (a repeat of an event) commits nothing, so the
             // progress needs a commit of its own, or the next run would read this batch again.

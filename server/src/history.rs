@@ -1,0 +1,319 @@
+//! The run history in SQLite (`<data>/history.sqlite`): every pipeline run, stream run, check
+//! finding, produced event and reset. A record only: nothing here decides what a stream processes.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::check::Report;
+use crate::event::OrderEvent;
+use crate::kafka::Sent;
+use crate::streams::StreamRun;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("history database {path}: {source}")]
+    Open { path: String, source: sqlx::Error },
+    #[error("history database: migrating: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("history database: {0}")]
+    Query(#[from] sqlx::Error),
+}
+
+/// A run as the history lists it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RunSummary {
+    pub id: i64,
+    pub lab: String,
+    pub started_by: String,
+    pub generation: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub error: Option<String>,
+}
+
+/// A run with every stream's record and the check's lines.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub run: RunSummary,
+    pub streams: Vec<serde_json::Value>,
+    pub findings: Vec<serde_json::Value>,
+}
+
+#[derive(Clone)]
+pub struct History {
+    pool: SqlitePool,
+}
+
+fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl History {
+    /// Opens (creating if needed) the history database and applies the migrations.
+    pub async fn open(path: &Path) -> Result<Self, HistoryError> {
+        let shown = path.display().to_string();
+        let open = |source| HistoryError::Open {
+            path: shown.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| open(sqlx::Error::Io(e)))?;
+        }
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
+            .map_err(open)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // The CLI and the server may write at once; SQLite serializes them.
+            .busy_timeout(Duration::from_secs(30));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(open)?;
+        sqlx::migrate!("../migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Resets of the lab so far.
+    async fn generation(&self, lab: &str) -> Result<i64, HistoryError> {
+        Ok(sqlx::query("SELECT count(*) FROM resets WHERE lab = ?")
+            .bind(lab)
+            .fetch_one(&self.pool)
+            .await?
+            .get(0))
+    }
+
+    /// Records the start of a run; returns its id.
+    pub async fn start_run(&self, lab: &str, started_by: &str) -> Result<i64, HistoryError> {
+        let generation = self.generation(lab).await?;
+        let done = sqlx::query(
+            "INSERT INTO runs (lab, started_by, generation, started_at, status) VALUES (?, ?, ?, ?, 'running')",
+        )
+        .bind(lab)
+        .bind(started_by)
+        .bind(generation)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.last_insert_rowid())
+    }
+
+    /// Records how a run ended, with what its streams and check reported.
+    pub async fn finish_run(
+        &self,
+        id: i64,
+        streams: &[StreamRun],
+        report: Option<&Report>,
+        error: Option<&str>,
+    ) -> Result<(), HistoryError> {
+        let mut tx = self.pool.begin().await?;
+        for run in streams {
+            sqlx::query(
+                "INSERT INTO stream_runs (run_id, stream, rows_read, rows_written, rows_late, rows_duplicate, \
+                 rows_rejected, table_version, watermark_before, watermark_after, duration_ms, record) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(run.stream)
+            .bind(run.rows_read as i64)
+            .bind(run.rows_written as i64)
+            .bind(run.rows_late as i64)
+            .bind(run.rows_duplicate as i64)
+            .bind(run.rows_rejected as i64)
+            .bind(run.table_version)
+            .bind(&run.watermark_before)
+            .bind(&run.watermark_after)
+            .bind(run.duration_ms as i64)
+            .bind(serde_json::to_string(run).unwrap_or_default())
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (line, finding) in report
+            .map(|r| r.findings.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let figures = finding.figures.as_ref();
+            sqlx::query(
+                "INSERT INTO check_findings (run_id, line, verdict, text, hour, orders, revenue, bronze_orders, \
+                 bronze_revenue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(line as i64)
+            .bind(finding.verdict.to_string())
+            .bind(&finding.text)
+            .bind(figures.map(|f| f.hour.clone()))
+            .bind(figures.and_then(|f| f.orders))
+            .bind(figures.and_then(|f| f.revenue.clone()))
+            .bind(figures.map(|f| f.bronze_orders))
+            .bind(figures.map(|f| f.bronze_revenue.clone()))
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("UPDATE runs SET finished_at = ?, status = ?, error = ? WHERE id = ?")
+            .bind(now())
+            .bind(if error.is_some() {
+                "failed"
+            } else {
+                "succeeded"
+            })
+            .bind(error)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records events sent to the lab's topic and where they landed.
+    pub async fn record_produced(
+        &self,
+        lab: &str,
+        topic: &str,
+        source: &str,
+        events: &[OrderEvent],
+        sent: &[Sent],
+    ) -> Result<(), HistoryError> {
+        let mut tx = self.pool.begin().await?;
+        let at = now();
+        for (event, sent) in events.iter().zip(sent) {
+            sqlx::query(
+                "INSERT INTO produced_events (lab, produced_at, source, topic, \"partition\", \"offset\", event) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(lab)
+            .bind(&at)
+            .bind(source)
+            .bind(topic)
+            .bind(sent.partition)
+            .bind(sent.offset)
+            .bind(event.to_json())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Marks a reset: later runs belong to the next generation.
+    pub async fn record_reset(&self, lab: &str, topic: &str) -> Result<(), HistoryError> {
+        sqlx::query("INSERT INTO resets (lab, at, topic) VALUES (?, ?, ?)")
+            .bind(lab)
+            .bind(now())
+            .bind(topic)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Runs of a lab, newest first, `limit` of them with ids below `before` (paging).
+    pub async fn runs(
+        &self,
+        lab: &str,
+        limit: i64,
+        before: Option<i64>,
+    ) -> Result<Vec<RunSummary>, HistoryError> {
+        let rows = sqlx::query(
+            "SELECT id, lab, started_by, generation, started_at, finished_at, status, error FROM runs \
+             WHERE lab = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(lab)
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(summary).collect())
+    }
+
+    /// One run with its stream records and check lines.
+    pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, HistoryError> {
+        let Some(row) = sqlx::query(
+            "SELECT id, lab, started_by, generation, started_at, finished_at, status, error FROM runs WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let streams = sqlx::query("SELECT record FROM stream_runs WHERE run_id = ? ORDER BY rowid")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .filter_map(|r| serde_json::from_str(r.get::<&str, _>(0)).ok())
+            .collect();
+        let findings = sqlx::query(
+            "SELECT verdict, text, hour, orders, revenue, bronze_orders, bronze_revenue FROM check_findings \
+             WHERE run_id = ? ORDER BY line",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "verdict": r.get::<String, _>(0), "text": r.get::<String, _>(1), "hour": r.get::<Option<String>, _>(2),
+                "orders": r.get::<Option<i64>, _>(3), "revenue": r.get::<Option<String>, _>(4),
+                "bronze_orders": r.get::<Option<i64>, _>(5), "bronze_revenue": r.get::<Option<String>, _>(6),
+            })
+        })
+        .collect();
+        Ok(Some(RunDetail {
+            run: summary(&row),
+            streams,
+            findings,
+        }))
+    }
+}
+
+fn summary(row: &sqlx::sqlite::SqliteRow) -> RunSummary {
+    RunSummary {
+        id: row.get(0),
+        lab: row.get(1),
+        started_by: row.get(2),
+        generation: row.get(3),
+        started_at: row.get(4),
+        finished_at: row.get(5),
+        status: row.get(6),
+        error: row.get(7),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::StreamRun;
+
+    #[tokio::test]
+    async fn a_run_is_recorded_with_its_streams_and_pages_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::open(&dir.path().join("h.sqlite")).await.unwrap();
+        let first = history.start_run("default", "cli").await.unwrap();
+        let mut record = StreamRun::new("bronze");
+        record.rows_read = 3;
+        history.finish_run(first, &[record], None, None).await.unwrap();
+        history.record_reset("default", "orders").await.unwrap();
+        let second = history.start_run("default", "api").await.unwrap();
+        history.finish_run(second, &[], None, Some("broker down")).await.unwrap();
+
+        let runs = history.runs("default", 10, None).await.unwrap();
+        assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [second, first]);
+        assert_eq!((runs[0].status.as_str(), runs[0].generation), ("failed", 1));
+        assert_eq!(runs[0].error.as_deref(), Some("broker down"));
+        assert_eq!(history.runs("default", 10, Some(second)).await.unwrap().len(), 1);
+        let detail = history.run(first).await.unwrap().unwrap();
+        assert_eq!(detail.streams[0]["rows_read"], 3);
+        assert_eq!(detail.run.status, "succeeded");
+        assert!(history.run(999).await.unwrap().is_none());
+    }
+}
