@@ -28,22 +28,43 @@ fn course_with_dedup_prints_the_seed_block() {
     // The history kept every run: six pipeline steps and two checks, each check line by line.
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let history = reckon::history::History::open(&lab.data().join("history.sqlite")).await.unwrap();
+        let history = reckon::history::History::open(&lab.data().join("history.sqlite"))
+            .await
+            .unwrap();
         let runs = history.runs("default", 100, None).await.unwrap();
         assert_eq!(runs.len(), 8);
-        assert!(runs.iter().all(|r| r.status == "succeeded" && r.generation == 1));
+        assert!(
+            runs.iter()
+                .all(|r| r.status == "succeeded" && r.generation == 1)
+        );
         let last = history.run(runs[0].id).await.unwrap().unwrap();
         let lines: Vec<String> = last
             .findings
             .iter()
-            .map(|f| format!("{:<8}{}", f["verdict"].as_str().unwrap(), f["text"].as_str().unwrap()))
+            .map(|f| {
+                format!(
+                    "{:<8}{}",
+                    f["verdict"].as_str().unwrap(),
+                    f["text"].as_str().unwrap()
+                )
+            })
             .collect();
         assert_eq!(lines.join("\n") + "\n", SEED_BLOCK);
-        let late = last.findings.iter().find(|f| f["verdict"] == "late").unwrap();
-        assert_eq!((late["orders"].as_i64(), late["bronze_orders"].as_i64()), (Some(3), Some(4)));
+        let late = last
+            .findings
+            .iter()
+            .find(|f| f["verdict"] == "late")
+            .unwrap();
+        assert_eq!(
+            (late["orders"].as_i64(), late["bronze_orders"].as_i64()),
+            (Some(3), Some(4))
+        );
         let gold = history.run(runs[3].id).await.unwrap().unwrap();
         assert_eq!(gold.streams[2]["stream"], "gold");
-        assert_eq!(gold.streams[2]["dropped"][0]["order_id"], 1006, "the run that dropped 1006 as late");
+        assert_eq!(
+            gold.streams[2]["dropped"][0]["order_id"], 1006,
+            "the run that dropped 1006 as late"
+        );
     });
 }
 

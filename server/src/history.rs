@@ -301,16 +301,32 @@ mod tests {
         let first = history.start_run("default", "cli").await.unwrap();
         let mut record = StreamRun::new("bronze");
         record.rows_read = 3;
-        history.finish_run(first, &[record], None, None).await.unwrap();
+        history
+            .finish_run(first, &[record], None, None)
+            .await
+            .unwrap();
         history.record_reset("default", "orders").await.unwrap();
         let second = history.start_run("default", "api").await.unwrap();
-        history.finish_run(second, &[], None, Some("broker down")).await.unwrap();
+        history
+            .finish_run(second, &[], None, Some("broker down"))
+            .await
+            .unwrap();
 
         let runs = history.runs("default", 10, None).await.unwrap();
-        assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [second, first]);
+        assert_eq!(
+            runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [second, first]
+        );
         assert_eq!((runs[0].status.as_str(), runs[0].generation), ("failed", 1));
         assert_eq!(runs[0].error.as_deref(), Some("broker down"));
-        assert_eq!(history.runs("default", 10, Some(second)).await.unwrap().len(), 1);
+        assert_eq!(
+            history
+                .runs("default", 10, Some(second))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
         let detail = history.run(first).await.unwrap().unwrap();
         assert_eq!(detail.streams[0]["rows_read"], 3);
         assert_eq!(detail.run.status, "succeeded");
