@@ -25,6 +25,19 @@ fn course_with_dedup_prints_the_seed_block() {
     // A check run on its own agrees with the one play ran.
     assert_eq!(lab.check(), (SEED_BLOCK.to_string(), 0));
 
+    // The manager's question, in plain words.
+    let words = lab.ok(&["freshness"]);
+    assert!(
+        words.starts_with(
+            "Hourly sales are final through the 11:00 hour. The 12:00 hour will be final once an order \
+             placed at 14:00 or later arrives. Last run "
+        ),
+        "{words}"
+    );
+    assert!(words.ends_with("; every check passed.\n"), "{words}");
+    let light: serde_json::Value = serde_json::from_str(&lab.ok(&["freshness", "--json"])).unwrap();
+    assert_eq!(light["light"], "green");
+
     // The history kept every run: six pipeline steps and two checks, each check line by line.
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -78,6 +91,9 @@ fn course_without_dedup_flags_11_00_as_a_problem() {
     );
     assert_eq!(stdout(&out), expected, "stderr: {}", stderr(&out));
     assert_eq!(out.status.code(), Some(1));
+    let light: serde_json::Value = serde_json::from_str(&lab.ok(&["freshness", "--json"])).unwrap();
+    assert_eq!(light["light"], "red");
+    assert_eq!(light["last_check"], "problem");
     // The setting is fixed with gold's state: a run with dedup on is refused until a reset.
     let refused = lab.reckon(&["run"]);
     assert_eq!(refused.status.code(), Some(2));

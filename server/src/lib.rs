@@ -6,6 +6,7 @@ pub mod check;
 pub mod config;
 pub mod crash;
 pub mod event;
+pub mod freshness;
 pub mod history;
 pub mod kafka;
 pub mod lab;

@@ -107,6 +107,11 @@ enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// In plain words: which hours are final, what closes the next, how the last run went.
+    Freshness {
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a table's rows, sorted by its key.
     Table {
         name: String,
@@ -273,6 +278,14 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                 .await?;
             print!("{report}");
             return Ok(ExitCode::from(report.exit_code() as u8));
+        }
+        Command::Freshness { json } => {
+            let freshness = reckon::freshness::freshness(&lab, chrono::Utc::now()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&freshness)?);
+            } else {
+                println!("{}", freshness.sentences.join(" "));
+            }
         }
         Command::Table { name, json } => {
             let name = TableName::parse(&name)?;

@@ -1,0 +1,169 @@
+//! "Are the numbers final up to when?" in plain words, for people who are not engineers: which
+//! hours of `hourly_sales` are final, what would close the next one, and how the last run and
+//! check went. Derived from the tables (truth) and the history (what happened when).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::history::HistoryError;
+use crate::lab::{Lab, LabError};
+use crate::streams::gold::GoldState;
+use crate::streams::{DELAY_MICROS, HOUR_MICROS};
+use crate::tables::TableName;
+
+/// Green: runs and checks pass. Amber: nothing wrong, but nothing checked yet. Red: the last run
+/// failed or the last check found a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Light {
+    Green,
+    Amber,
+    Red,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Freshness {
+    pub light: Light,
+    /// The last hour written to `hourly_sales` (RFC 3339): every hour up to it is final.
+    pub final_through: Option<String>,
+    /// The first hour not final yet.
+    pub next_hour: Option<String>,
+    /// The event time from which a placed order closes `next_hour`.
+    pub closes_with_order_at: Option<String>,
+    pub last_run_at: Option<String>,
+    /// The last check's verdict: `passed` or `problem`.
+    pub last_check: Option<String>,
+    /// The sentences the home page shows.
+    pub sentences: Vec<String>,
+}
+
+fn clock(micros: i64, with_day: bool) -> String {
+    let t = DateTime::<Utc>::from_timestamp_micros(micros).unwrap_or_default();
+    if with_day {
+        t.format("%-d %B %Y %H:%M").to_string()
+    } else {
+        t.format("%H:%M").to_string()
+    }
+}
+
+fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let seconds = (now - then).num_seconds().max(0);
+    let (n, unit) = match seconds {
+        0..60 => return "just now".into(),
+        60..3600 => (seconds / 60, "minute"),
+        3600..86400 => (seconds / 3600, "hour"),
+        _ => (seconds / 86400, "day"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
+/// The lab's freshness as of `now`.
+pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
+    let hours = crate::render::rows(lab, TableName::HourlySales).await?;
+    let last_written = hours
+        .iter()
+        .filter_map(|b| {
+            use arrow::array::AsArray;
+            b.column(0)
+                .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                .iter()
+                .flatten()
+                .max()
+        })
+        .max();
+    let watermark = GoldState::committed(lab).await?.and_then(|s| s.watermark);
+    let next_hour = watermark.map(|w| w.div_euclid(HOUR_MICROS) * HOUR_MICROS);
+    let closes_at = next_hour.map(|h| h + HOUR_MICROS + DELAY_MICROS);
+    let one_day = match (last_written, closes_at) {
+        (Some(a), Some(b)) => a.div_euclid(24 * HOUR_MICROS) == b.div_euclid(24 * HOUR_MICROS),
+        _ => true,
+    };
+
+    let mut sentences = vec![];
+    match last_written {
+        Some(h) => sentences.push(format!(
+            "Hourly sales are final through the {} hour.",
+            clock(h, !one_day)
+        )),
+        None => sentences.push("No hour of sales is final yet.".to_string()),
+    }
+    if let (Some(h), Some(at)) = (next_hour, closes_at) {
+        sentences.push(format!(
+            "The {} hour will be final once an order placed at {} or later arrives.",
+            clock(h, !one_day),
+            clock(at, !one_day)
+        ));
+    }
+
+    let (last_run_at, run_failed, last_check) = match lab.history() {
+        Some(history) => last_run(history, &lab.config.lab).await?,
+        None => (None, false, None),
+    };
+    let mut light = Light::Green;
+    match &last_run_at {
+        Some(at) => {
+            let when = DateTime::parse_from_rfc3339(at)
+                .map(|t| ago(t.with_timezone(&Utc), now))
+                .unwrap_or_default();
+            // A `late` hour is the watermark working as designed: the check still passes.
+            let check = match last_check.as_deref() {
+                Some("problem") => {
+                    light = Light::Red;
+                    "the last check found a problem: some numbers are wrong"
+                }
+                Some(_) => "every check passed",
+                None => {
+                    light = Light::Amber;
+                    "no check has run yet"
+                }
+            };
+            if run_failed {
+                light = Light::Red;
+                sentences.push(format!("The last run failed, {when}; {check}."));
+            } else {
+                sentences.push(format!("Last run {when}; {check}."));
+            }
+        }
+        None => {
+            light = Light::Amber;
+            sentences.push("Nothing has run yet.".to_string());
+        }
+    }
+    Ok(Freshness {
+        light,
+        final_through: last_written.map(crate::event::format_micros),
+        next_hour: next_hour.map(crate::event::format_micros),
+        closes_with_order_at: closes_at.map(crate::event::format_micros),
+        last_run_at,
+        last_check,
+        sentences,
+    })
+}
+
+/// When the last run finished, whether it failed, and the last check's verdict (`passed` or
+/// `problem`).
+async fn last_run(
+    history: &crate::history::History,
+    lab: &str,
+) -> Result<(Option<String>, bool, Option<String>), HistoryError> {
+    let runs = history.runs(lab, 50, None).await?;
+    let Some(last) = runs.iter().find(|r| r.status != "running") else {
+        return Ok((None, false, None));
+    };
+    let mut last_check = None;
+    for run in &runs {
+        let Some(detail) = history.run(run.id).await? else {
+            continue;
+        };
+        if !detail.findings.is_empty() {
+            let problem = detail.findings.iter().any(|f| f["verdict"] == "PROBLEM");
+            last_check = Some(if problem { "problem" } else { "passed" }.to_string());
+            break;
+        }
+    }
+    let finished = last
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| last.started_at.clone());
+    Ok((Some(finished), last.status == "failed", last_check))
+}
