@@ -198,12 +198,14 @@ async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::R
 
 async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = config(&cli)?;
-    if let Command::Broker { action } = &cli.command {
-        return broker(&config.local_broker, action).await;
-    }
+    let command = match cli.command {
+        // The broker serves every lab: its commands open none.
+        Command::Broker { action } => return broker(&config.local_broker, &action).await,
+        lab_command => lab_command,
+    };
     let lab = Lab::open(config).await?;
-    match cli.command {
-        Command::Broker { .. } => unreachable!("handled above"),
+    match command {
+        Command::Broker { .. } => {}
         Command::Reset { force } => {
             lab.reset(force).await?;
             println!(
