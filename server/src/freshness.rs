@@ -150,17 +150,10 @@ async fn last_run(
     let Some(last) = runs.iter().find(|r| r.status != "running") else {
         return Ok((None, false, None));
     };
-    let mut last_check = None;
-    for run in &runs {
-        let Some(detail) = history.run(run.id).await? else {
-            continue;
-        };
-        if !detail.findings.is_empty() {
-            let problem = detail.findings.iter().any(|f| f["verdict"] == "PROBLEM");
-            last_check = Some(if problem { "problem" } else { "passed" }.to_string());
-            break;
-        }
-    }
+    let last_check = history
+        .last_check_found_problem(lab)
+        .await?
+        .map(|problem| if problem { "problem" } else { "passed" }.to_string());
     let finished = last
         .finished_at
         .clone()

@@ -234,6 +234,18 @@ impl History {
         Ok(rows.iter().map(summary).collect())
     }
 
+    /// Whether the lab's last check found a PROBLEM; `None` before any check.
+    pub async fn last_check_found_problem(&self, lab: &str) -> Result<Option<bool>, HistoryError> {
+        let row = sqlx::query(
+            "SELECT max(f.verdict = 'PROBLEM') FROM check_findings f WHERE f.run_id = \
+             (SELECT max(run_id) FROM check_findings JOIN runs ON runs.id = run_id WHERE runs.lab = ?)",
+        )
+        .bind(lab)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.get::<Option<i64>, _>(0).map(|problem| problem == 1))
+    }
+
     /// One run with its stream records and check lines.
     pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, HistoryError> {
         let Some(row) = sqlx::query(
