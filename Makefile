@@ -1,25 +1,40 @@
 # Reckon's everyday commands. Cargo's target folder is kept outside the checkout so every clone
-# and CI run reuses one build.
+# and CI run reuses one build; the dashboard's site (wasm, JS, CSS) is built into it too.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/reckon-target
-RECKON := $(CARGO_TARGET_DIR)/release/reckon
+export RECKON_SITE ?= $(CARGO_TARGET_DIR)/site
+# The tools cargo-leptos needs, installed by scripts/install-tools.sh (it downloads nothing).
+export PATH := $(HOME)/.cargo/bin:$(HOME)/.cache/reckon/binaryen/node_modules/.bin:$(PATH)
+PROFILE ?= debug
+RECKON := $(CARGO_TARGET_DIR)/$(PROFILE)/reckon
+RELEASE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: setup play test bench clean-data
+.PHONY: setup site run play test bench clean-data
 
 setup:
 	scripts/setup.sh
 
-# Plays the course scenario (the local broker starts on its own) and prints the check.
-play: setup
-	cargo build --release --bin reckon
-	$(RECKON) --data ./data play course --verbose
+# The browser side only: cargo-leptos builds the hydrating wasm, the CSS and the assets. The
+# server is built by cargo alone, so tests and `run` share one build of it.
+site: setup
+	cargo leptos build --frontend-only $(RELEASE_FLAG)
 
-# Every test: unit tests and the integration tests against the real local broker.
-test: setup
+# The dashboard on http://127.0.0.1:3000 with the local Kafka broker, data in ./data.
+run: site
+	cargo build $(RELEASE_FLAG) --bin reckon
+	$(RECKON) --data ./data serve --site $(RECKON_SITE)
+
+# Plays the course scenario on the command line (the local broker starts on its own).
+play: setup
+	cargo build --bin reckon
+	$(CARGO_TARGET_DIR)/debug/reckon --data ./data play course --verbose
+
+# Every test: unit, integration (real broker, real Delta tables), routes, and the browser suite.
+test: site
 	cargo test --workspace -- --test-threads=2
 
-# Speed figures (never part of the tests): see bench/README.md.
+# Speed figures (never part of the tests): see bench/results.md.
 bench: setup
-	cargo bench -p reckon --bench pipeline
+	cargo bench -p reckon --bench pipeline --bench dashboard
 
 clean-data:
 	$(RECKON) --data ./data broker stop || true

@@ -23,5 +23,8 @@ command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found; install Rust
 # Kafka's jars, for the local broker.
 "$here/kafka/fetch-jars.sh" >/dev/null
 
+# The dashboard's build tools and the browser tests' chromium (each step skipped when done).
+"$here/scripts/install-tools.sh"
+
 # The Python Delta reader the interop test compares with.
 python3 -c 'import deltalake, pyarrow' 2>/dev/null || python3 -m pip install -q deltalake pyarrow

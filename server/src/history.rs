@@ -1,6 +1,7 @@
 //! The run history in SQLite (`<data>/history.sqlite`): every pipeline run, stream run, check
 //! finding, produced event and reset. A record only: nothing here decides what a stream processes.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -10,8 +11,10 @@ use serde::Serialize;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
+use app::model::{ProducedEvent, RunsPage, StreamBar, TimelineRun, VerdictAt};
+
 use crate::check::Report;
-use crate::event::OrderEvent;
+use crate::event::{OrderEvent, format_cents, format_micros};
 use crate::kafka::Sent;
 use crate::streams::StreamRun;
 
@@ -25,18 +28,8 @@ pub enum HistoryError {
     Query(#[from] sqlx::Error),
 }
 
-/// A run as the history lists it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct RunSummary {
-    pub id: i64,
-    pub lab: String,
-    pub started_by: String,
-    pub generation: i64,
-    pub started_at: String,
-    pub finished_at: Option<String>,
-    pub status: String,
-    pub error: Option<String>,
-}
+/// A run as the history lists it (the dashboard's type: the pages show it as it is).
+pub use app::model::RunSummary;
 
 /// A run with every stream's record and the check's lines.
 #[derive(Debug, Clone, Serialize)]
@@ -246,6 +239,216 @@ impl History {
         Ok(row.get::<Option<i64>, _>(0).map(|problem| problem == 1))
     }
 
+    /// A page of the runs timeline, newest first: each run with its streams' bars and the
+    /// check's worst verdict. Three queries whatever the page size.
+    pub async fn timeline(
+        &self,
+        lab: &str,
+        limit: i64,
+        before: Option<i64>,
+    ) -> Result<RunsPage, HistoryError> {
+        let runs = self.runs(lab, limit + 1, before).await?;
+        let older = (runs.len() as i64 > limit).then(|| runs[limit as usize - 1].id);
+        let runs = &runs[..runs.len().min(limit as usize)];
+        let (Some(newest), Some(oldest)) = (runs.first(), runs.last()) else {
+            return Ok(RunsPage { runs: vec![], older });
+        };
+        let mut bars: HashMap<i64, Vec<(String, StreamBar)>> = HashMap::new();
+        for r in sqlx::query(
+            "SELECT run_id, stream, json_extract(record, '$.started_at'), duration_ms, rows_read, rows_written, \
+             rows_late, rows_duplicate, rows_rejected, watermark_before, watermark_after FROM stream_runs \
+             WHERE run_id BETWEEN ? AND ? ORDER BY run_id, rowid",
+        )
+        .bind(oldest.id)
+        .bind(newest.id)
+        .fetch_all(&self.pool)
+        .await?
+        {
+            bars.entry(r.get(0)).or_default().push((
+                r.get::<Option<String>, _>(2).unwrap_or_default(),
+                StreamBar {
+                    stream: r.get(1),
+                    offset_ms: 0,
+                    duration_ms: r.get(3),
+                    rows_read: r.get(4),
+                    rows_written: r.get(5),
+                    rows_late: r.get(6),
+                    rows_duplicate: r.get(7),
+                    rows_rejected: r.get(8),
+                    watermark_before: r.get(9),
+                    watermark_after: r.get(10),
+                },
+            ));
+        }
+        let checks: HashMap<i64, i64> = sqlx::query(
+            "SELECT run_id, max(CASE verdict WHEN 'PROBLEM' THEN 3 WHEN 'late' THEN 2 ELSE 1 END) \
+             FROM check_findings WHERE run_id BETWEEN ? AND ? GROUP BY run_id",
+        )
+        .bind(oldest.id)
+        .bind(newest.id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+        let runs = runs
+            .iter()
+            .map(|run| {
+                let start = parse_time(&run.started_at);
+                let streams = bars
+                    .remove(&run.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(started_at, mut bar)| {
+                        if let (Some(start), Some(at)) = (start, parse_time(&started_at)) {
+                            bar.offset_ms = (at - start).num_milliseconds().max(0);
+                        }
+                        bar
+                    })
+                    .collect();
+                let duration_ms = run
+                    .finished_at
+                    .as_deref()
+                    .and_then(parse_time)
+                    .zip(start)
+                    .map(|(end, start)| (end - start).num_milliseconds().max(0));
+                TimelineRun {
+                    run: run.clone(),
+                    duration_ms,
+                    streams,
+                    check: checks.get(&run.id).map(|worst| {
+                        match worst {
+                            3 => "problem",
+                            2 => "late",
+                            _ => "ok",
+                        }
+                        .to_string()
+                    }),
+                }
+            })
+            .collect();
+        Ok(RunsPage { runs, older })
+    }
+
+    /// Events sent to the lab through Reckon, newest first.
+    pub async fn produced(&self, lab: &str, limit: i64) -> Result<Vec<ProducedEvent>, HistoryError> {
+        let rows = sqlx::query(
+            "SELECT id, produced_at, source, \"partition\", \"offset\", event FROM produced_events \
+             WHERE lab = ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(lab)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let event = OrderEvent::parse(r.get::<&str, _>(5).as_bytes()).ok()?;
+                Some(ProducedEvent {
+                    id: r.get(0),
+                    produced_at: r.get(1),
+                    source: r.get(2),
+                    partition: r.get(3),
+                    offset: r.get(4),
+                    order_id: event.order_id,
+                    customer_id: event.customer_id,
+                    status: event.status,
+                    amount: format_cents(event.amount_cents),
+                    event_time: format_micros(event.event_time_micros),
+                })
+            })
+            .collect())
+    }
+
+    /// The JSON of an event sent to the lab before, by its id.
+    pub async fn produced_event(&self, lab: &str, id: i64) -> Result<Option<String>, HistoryError> {
+        Ok(
+            sqlx::query("SELECT event FROM produced_events WHERE lab = ? AND id = ?")
+                .bind(lab)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|r| r.get(0)),
+        )
+    }
+
+    /// The largest order id sent to the lab through Reckon.
+    pub async fn max_order_id(&self, lab: &str) -> Result<Option<i64>, HistoryError> {
+        Ok(sqlx::query(
+            "SELECT max(CAST(json_extract(event, '$.order_id') AS INTEGER)) FROM produced_events WHERE lab = ?",
+        )
+        .bind(lab)
+        .fetch_one(&self.pool)
+        .await?
+        .get(0))
+    }
+
+    /// Each hour's verdict in the checks since the lab's last reset, oldest first, changes only.
+    pub async fn hour_verdicts(
+        &self,
+        lab: &str,
+    ) -> Result<HashMap<String, Vec<VerdictAt>>, HistoryError> {
+        let generation = self.generation(lab).await?;
+        let rows = sqlx::query(
+            "SELECT f.hour, f.run_id, f.verdict FROM check_findings f JOIN runs ON runs.id = f.run_id \
+             WHERE runs.lab = ? AND runs.generation = ? AND f.hour IS NOT NULL ORDER BY f.run_id",
+        )
+        .bind(lab)
+        .bind(generation)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut verdicts: HashMap<String, Vec<VerdictAt>> = HashMap::new();
+        for r in rows {
+            let seen = verdicts.entry(r.get(0)).or_default();
+            let verdict = r.get::<String, _>(2).to_lowercase();
+            if seen.last().is_none_or(|last| last.verdict != verdict) {
+                seen.push(VerdictAt {
+                    run_id: r.get(1),
+                    verdict,
+                });
+            }
+        }
+        Ok(verdicts)
+    }
+
+    /// Gold runs since the lab's last reset that dropped late events: run id and run record.
+    pub async fn gold_runs_with_late(
+        &self,
+        lab: &str,
+    ) -> Result<Vec<(i64, serde_json::Value)>, HistoryError> {
+        let generation = self.generation(lab).await?;
+        let rows = sqlx::query(
+            "SELECT s.run_id, s.record FROM stream_runs s JOIN runs ON runs.id = s.run_id \
+             WHERE runs.lab = ? AND runs.generation = ? AND s.stream = 'gold' AND s.rows_late > 0 ORDER BY s.run_id",
+        )
+        .bind(lab)
+        .bind(generation)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| Some((r.get(0), serde_json::from_str(r.get::<&str, _>(1)).ok()?)))
+            .collect())
+    }
+
+    /// When each stream (and the check) of the lab last ran successfully.
+    pub async fn last_runs(&self, lab: &str) -> Result<HashMap<String, String>, HistoryError> {
+        let rows = sqlx::query(
+            "SELECT s.stream, max(runs.started_at) FROM stream_runs s JOIN runs ON runs.id = s.run_id \
+             WHERE runs.lab = ? GROUP BY s.stream \
+             UNION ALL SELECT 'check', max(runs.started_at) FROM check_findings f JOIN runs ON runs.id = f.run_id \
+             WHERE runs.lab = ?",
+        )
+        .bind(lab)
+        .bind(lab)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| Some((r.get(0), r.get::<Option<String>, _>(1)?)))
+            .collect())
+    }
+
     /// One run with its stream records and check lines.
     pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, HistoryError> {
         let Some(row) = sqlx::query(
@@ -286,6 +489,12 @@ impl History {
             findings,
         }))
     }
+}
+
+fn parse_time(text: &str) -> Option<chrono::DateTime<Utc>> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 fn summary(row: &sqlx::sqlite::SqliteRow) -> RunSummary {

@@ -8,7 +8,9 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError as RdKafkaError, RDKafkaErrorCode};
+use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::{Offset, TopicPartitionList};
 
 /// How long a metadata or offset request may take before Kafka counts as unreachable.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -234,6 +236,46 @@ impl Kafka {
             .set("queued.min.messages", "200000")
             .set("fetch.max.bytes", "52428800")
             .create()?)
+    }
+}
+
+impl Kafka {
+    /// The last `count` messages of a partition whose log spans `log_start..log_end`, oldest
+    /// first, as (offset, key, value) text: for people looking at the topic.
+    pub fn last_messages(
+        &self,
+        topic: &str,
+        partition: i32,
+        (log_start, log_end): (i64, i64),
+        count: i64,
+    ) -> Result<Vec<(i64, Option<String>, String)>, KafkaError> {
+        let first = log_start.max(log_end - count);
+        if first >= log_end {
+            return Ok(vec![]);
+        }
+        let reader = self.reader()?;
+        let mut assignment = TopicPartitionList::new();
+        assignment.add_partition_offset(topic, partition, Offset::Offset(first))?;
+        reader.assign(&assignment)?;
+        let mut messages = vec![];
+        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        blocking(|| {
+            while messages.last().is_none_or(|(offset, _, _)| offset + 1 < log_end)
+                && Instant::now() < deadline
+            {
+                let Some(message) = reader.poll(Duration::from_millis(200)) else {
+                    continue;
+                };
+                let message = message?;
+                let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                messages.push((
+                    message.offset(),
+                    text(message.key()),
+                    text(message.payload()).unwrap_or_default(),
+                ));
+            }
+            Ok(messages)
+        })
     }
 }
 

@@ -178,9 +178,10 @@ impl Lab {
             .open(&path)
             .map_err(io)?;
         let started = Instant::now();
-        loop {
+        // Waiting sleeps the thread: let the runtime move other tasks off it meanwhile.
+        crate::kafka::blocking(|| loop {
             match file.try_lock() {
-                Ok(()) => break,
+                Ok(()) => break Ok(()),
                 Err(std::fs::TryLockError::WouldBlock)
                     if started.elapsed() < self.config.lock_wait =>
                 {
@@ -194,7 +195,7 @@ impl Lab {
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
-        }
+        })?;
         // For people looking at the file: who holds it.
         let _ = file
             .set_len(0)
@@ -221,10 +222,21 @@ impl Lab {
 
     /// A pipeline run (SPEC §3): bronze, silver, gold, then the check, recorded as one run.
     pub async fn pipeline(&self, dedup: bool) -> Result<(Vec<StreamRun>, Report), LabError> {
+        self.pipeline_with(dedup, |_| {}).await
+    }
+
+    /// A pipeline run that tells `started` its history id (`None` without a history) once it
+    /// holds the lab's lock: the server answers "run #7 started" before the run ends.
+    pub async fn pipeline_with(
+        &self,
+        dedup: bool,
+        started: impl FnOnce(Option<i64>),
+    ) -> Result<(Vec<StreamRun>, Report), LabError> {
         let kafka = self.kafka().await?;
         let _lock = self.lock()?;
         let mut runs = vec![];
         let id = self.start_record().await;
+        started(id);
         let result = match self
             .run_locked(Some(&kafka), Streams::All, dedup, &mut runs)
             .await

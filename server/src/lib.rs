@@ -5,15 +5,18 @@ pub mod broker;
 pub mod check;
 pub mod config;
 pub mod crash;
+pub mod dashboard;
 pub mod event;
 pub mod freshness;
 pub mod history;
+pub mod http;
 pub mod kafka;
 pub mod lab;
 pub mod render;
 pub mod scenario;
 pub mod streams;
 pub mod tables;
+pub mod views;
 
 pub use config::Config;
 pub use lab::Lab;

@@ -8,10 +8,11 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use reckon::crash::CrashPoint;
 use reckon::event::OrderEvent;
+use reckon::dashboard::Dashboard;
 use reckon::lab::Streams;
 use reckon::scenario::Scenario;
 use reckon::tables::TableName;
-use reckon::{Config, Lab, config, render};
+use reckon::{Config, Lab, config, http, render};
 
 /// Runs a shop's streaming pipeline (Kafka -> bronze -> silver / gold) and proves it right.
 #[derive(Parser)]
@@ -111,6 +112,16 @@ enum Command {
     Freshness {
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the dashboard and the JSON API; runs the schedule. Stops on Ctrl-C or SIGTERM,
+    /// letting a run in progress finish.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        addr: String,
+        /// The built site (wasm, JS, CSS) from `cargo leptos build`.
+        #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+        site: PathBuf,
     },
     /// Print a table's rows, sorted by its key.
     Table {
@@ -288,6 +299,16 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 println!("{}", freshness.sentences.join(" "));
             }
+        }
+        Command::Serve { addr, site } => {
+            // Start the local broker now, not at the first click.
+            lab.kafka().await?;
+            let listener = tokio::net::TcpListener::bind(&addr)
+                .await
+                .with_context(|| format!("addr: cannot listen on {addr}"))?;
+            println!("Reckon's dashboard: http://{}", listener.local_addr()?);
+            let state = http::AppState::new(Dashboard::new(lab), site);
+            http::serve(listener, state, http::shutdown_signal()).await?;
         }
         Command::Table { name, json } => {
             let name = TableName::parse(&name)?;

@@ -8,6 +8,7 @@ use arrow::datatypes::{
     DataType, Decimal128Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::prelude::SessionContext;
+use deltalake::DeltaTable;
 use serde_json::{Map, Value};
 
 use crate::event::{format_cents, format_micros};
@@ -16,13 +17,37 @@ use crate::tables::{TableError, TableName};
 
 /// Every row of a table, sorted by its key; a table not created yet has none.
 pub async fn rows(lab: &Lab, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
-    let Some(table) = lab.tables.open(name).await? else {
-        return Ok(vec![]);
-    };
-    let query = |source| TableError::Query {
-        table: name.to_string(),
-        source,
-    };
+    match lab.tables.open(name).await? {
+        Some(table) => sorted_rows(&table, name, None).await,
+        None => Ok(vec![]),
+    }
+}
+
+/// A table's rows sorted by its key, the first `limit` of them when given.
+pub async fn sorted_rows(
+    table: &DeltaTable,
+    name: TableName,
+    limit: Option<usize>,
+) -> Result<Vec<RecordBatch>, TableError> {
+    let ctx = session_with(table, name).await?;
+    let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
+    let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
+    collect(&ctx, name, &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", "))).await
+}
+
+/// Rows a table holds (at the version it is loaded at).
+pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
+    let ctx = session_with(table, name).await?;
+    let batches = collect(&ctx, name, "SELECT count(*) FROM t").await?;
+    Ok(batches
+        .first()
+        .filter(|b| b.num_rows() > 0)
+        .map(|b| b.column(0).as_primitive::<Int64Type>().value(0))
+        .unwrap_or(0))
+}
+
+/// A session with `table` registered as `t`.
+async fn session_with(table: &DeltaTable, name: TableName) -> Result<SessionContext, TableError> {
     let ctx = SessionContext::new();
     table
         .update_datafusion_session(&ctx.state())
@@ -30,16 +55,24 @@ pub async fn rows(lab: &Lab, name: TableName) -> Result<Vec<RecordBatch>, TableE
             table: name.to_string(),
             source,
         })?;
-    let provider = table.table_provider().await.map_err(query)?;
+    let provider = table.table_provider().await.map_err(|source| TableError::Query {
+        table: name.to_string(),
+        source,
+    })?;
     ctx.register_table("t", Arc::clone(&provider))
-        .map_err(query)?;
-    let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
-    ctx.sql(&format!("SELECT * FROM t ORDER BY {}", key.join(", ")))
-        .await
-        .map_err(query)?
-        .collect()
-        .await
-        .map_err(query)
+        .map_err(|source| TableError::Query {
+            table: name.to_string(),
+            source,
+        })?;
+    Ok(ctx)
+}
+
+async fn collect(ctx: &SessionContext, name: TableName, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
+    let query = |source| TableError::Query {
+        table: name.to_string(),
+        source,
+    };
+    ctx.sql(sql).await.map_err(query)?.collect().await.map_err(query)
 }
 
 /// Rows as JSON objects, columns in table order.

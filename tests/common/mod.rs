@@ -138,3 +138,18 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+impl TestLab {
+    /// The lab as the server opens it: with its history, on the shared broker.
+    pub async fn open(&self) -> reckon::Lab {
+        let mut config = reckon::Config::new(self.data());
+        config.topic = self.topic.clone();
+        reckon::Lab::open(config).await.expect("open the lab")
+    }
+
+    /// The dashboard's state for this lab; `site` holds the built wasm/JS/CSS (may be empty).
+    pub async fn dashboard(&self, site: &Path) -> reckon::http::AppState {
+        let dashboard = reckon::dashboard::Dashboard::new(self.open().await);
+        reckon::http::AppState::new(dashboard, site.to_path_buf())
+    }
+}

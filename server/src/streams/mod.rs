@@ -129,7 +129,7 @@ pub struct StreamRun {
 }
 
 impl StreamRun {
-    pub(crate) fn new(stream: &'static str) -> Self {
+    pub fn new(stream: &'static str) -> Self {
         Self {
             stream,
             rows_read: 0,

@@ -1,0 +1,58 @@
+//! Reconciliation: each hour of `hourly_sales` beside the bronze recount, with its verdict, why,
+//! and how its verdict changed across runs.
+
+use leptos::prelude::*;
+
+use crate::api::get_hours;
+use crate::components::{RunButton, VerdictBadge, short_time};
+use crate::model::HourRow;
+use crate::pages::loaded;
+
+#[component]
+pub fn HoursPage() -> impl IntoView {
+    view! {
+        <h1>"Reconciliation"</h1>
+        <p class="lead">
+            "Each hour as the gold stream counted it, beside a recount of bronze's distinct placed events."
+        </p>
+        <RunButton />
+        {loaded(|| (), |()| get_hours(), |hours: Vec<HourRow>| {
+            if hours.is_empty() {
+                return view! { <p>"No hours yet: send events and run the pipeline."</p> }.into_any();
+            }
+            view! {
+                <table class="hours">
+                    <thead>
+                        <tr>
+                            <th>"hour"</th><th>"counted"</th><th>"revenue"</th><th>"bronze"</th>
+                            <th>"bronze revenue"</th><th>"verdict"</th><th>"why"</th><th>"across runs"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {hours.into_iter().map(hour_row).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        })}
+    }
+}
+
+fn hour_row(h: HourRow) -> impl IntoView {
+    let changes = h
+        .history
+        .iter()
+        .map(|v| view! { <a class=format!("change {}", v.verdict) href=format!("/runs/{}", v.run_id)>{format!("#{} {}", v.run_id, v.verdict)}</a>" " })
+        .collect_view();
+    view! {
+        <tr class=format!("hour {}", h.verdict) data-hour=h.hour.clone() data-verdict=h.verdict.clone()>
+            <td>{short_time(&h.hour)}</td>
+            <td>{h.orders.map(|o| o.to_string()).unwrap_or_else(|| "-".into())}</td>
+            <td>{h.revenue.unwrap_or_else(|| "-".into())}</td>
+            <td>{h.bronze_orders}</td>
+            <td>{h.bronze_revenue}</td>
+            <td><VerdictBadge verdict=h.verdict /></td>
+            <td class="explanation">{h.explanation}</td>
+            <td class="changes">{changes}</td>
+        </tr>
+    }
+}

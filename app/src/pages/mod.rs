@@ -1,0 +1,44 @@
+//! One page per file; each fetches its data with a server function and refetches it live.
+
+pub mod freshness;
+pub mod hours;
+pub mod pipeline;
+pub mod produce;
+pub mod run;
+pub mod runs;
+pub mod tables;
+pub mod topic;
+
+use leptos::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::ApiError;
+use crate::components::ErrorLine;
+
+/// Renders what `fetch` loads (again on every live announcement, and when `key` changes) with
+/// `render`, or the error it failed with.
+pub fn loaded<K, T, F, Fut, R, V>(key: impl Fn() -> K + Send + Sync + 'static, fetch: F, render: R) -> impl IntoView
+where
+    K: PartialEq + Clone + Send + Sync + 'static,
+    T: Clone + Serialize + DeserializeOwned + Send + Sync + 'static,
+    F: Fn(K) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, ApiError>> + Send + 'static,
+    R: Fn(T) -> V + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    let resource = Resource::new(move || (key(), crate::Live::get()), move |(k, _)| fetch(k));
+    view! {
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || {
+                let render = render.clone();
+                Suspend::new(async move {
+                    match resource.await {
+                        Ok(data) => render(data).into_any(),
+                        Err(error) => view! { <ErrorLine error /> }.into_any(),
+                    }
+                })
+            }}
+        </Transition>
+    }
+}

@@ -1,0 +1,45 @@
+//! Pipeline: Kafka -> bronze -> orders / hourly_sales -> check, each node with its rows, last run
+//! and freshness.
+
+use leptos::prelude::*;
+
+use crate::api::get_pipeline;
+use crate::components::{RunButton, short_time};
+use crate::model::{PipelineNode, PipelineView};
+use crate::pages::loaded;
+
+#[component]
+pub fn PipelinePage() -> impl IntoView {
+    view! {
+        <h1>"Pipeline"</h1>
+        <RunButton />
+        {loaded(|| (), |()| get_pipeline(), |p: PipelineView| {
+            // The graph's shape is the pipeline's: a source, bronze, two branches, the check.
+            let mut nodes = p.nodes.into_iter();
+            let mut next = move || nodes.next().map(node_view);
+            view! {
+                <div class="graph">
+                    <div class="column">{next()}</div>
+                    <div class="arrow">"→"</div>
+                    <div class="column">{next()}</div>
+                    <div class="arrow">"→"</div>
+                    <div class="column">{next()}{next()}</div>
+                    <div class="arrow">"→"</div>
+                    <div class="column">{next()}</div>
+                </div>
+            }
+        })}
+    }
+}
+
+fn node_view(n: PipelineNode) -> impl IntoView {
+    view! {
+        <div class="node" data-node=n.name.clone()>
+            <h2>{n.name}</h2>
+            <p class="role">{n.role}</p>
+            <p class="rows">{n.rows.map(|r| format!("{r} rows")).unwrap_or_else(|| "not created yet".into())}</p>
+            <p class="last">{n.last_run_at.map(|t| format!("last run {}", short_time(&t))).unwrap_or_else(|| "never run".into())}</p>
+            <p class="fresh">{n.freshness}</p>
+        </div>
+    }
+}

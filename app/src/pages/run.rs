@@ -1,0 +1,86 @@
+//! One run: each stream's figures, the offsets and versions it covered, and the check.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::api::get_run;
+use crate::components::{VerdictBadge, short_time};
+use crate::model::{RunDetail, SourceRange, StreamFigures};
+use crate::pages::loaded;
+
+#[component]
+pub fn RunPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(-1);
+    view! {
+        {loaded(id, get_run, |run: RunDetail| {
+            let r = &run.run;
+            view! {
+                <h1>{format!("Run #{}", r.id)}</h1>
+                <p class=format!("status {}", r.status)>
+                    {format!("{} · started by {} at {} · ", r.status, r.started_by, short_time(&r.started_at))}
+                    {r.finished_at.as_deref().map(|f| format!("finished {}", short_time(f)))}
+                </p>
+                {r.error.clone().map(|e| view! { <p class="error">{e}</p> })}
+                {run.streams.into_iter().map(stream_view).collect_view()}
+                <h2>"Check"</h2>
+                {if run.findings.is_empty() {
+                    view! { <p>"This run did not check."</p> }.into_any()
+                } else {
+                    view! {
+                        <ul class="check">
+                            {run.findings.into_iter().map(|f| view! {
+                                <li><VerdictBadge verdict=f.verdict />" "{f.text}</li>
+                            }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }}
+            }
+        })}
+    }
+}
+
+fn covered(source: &SourceRange) -> String {
+    match source {
+        SourceRange::Offsets { topic, partitions } => {
+            let parts: Vec<String> = partitions
+                .iter()
+                .map(|p| format!("partition {} offsets {}-{}", p.partition, p.first, p.last))
+                .collect();
+            format!("{topic}: {}", parts.join(", "))
+        }
+        SourceRange::Versions { table, first, last } => format!("{table} versions {first}-{last}"),
+        SourceRange::Nothing => "nothing new".into(),
+    }
+}
+
+fn stream_view(s: StreamFigures) -> impl IntoView {
+    let dropped = (!s.dropped.is_empty()).then(|| view! {
+        <details>
+            <summary>{format!("{} events not counted", s.dropped.len())}</summary>
+            <ul>
+                {s.dropped.iter().map(|d| view! {
+                    <li>{format!("order {} {} at {} (partition {}, offset {}): {}", d.order_id, d.status, short_time(&d.event_time), d.partition, d.offset, d.reason)}</li>
+                }).collect_view()}
+            </ul>
+        </details>
+    });
+    view! {
+        <section class="stream" data-stream=s.stream.clone()>
+            <h2>{s.stream.clone()}</h2>
+            <dl>
+                <dt>"read"</dt><dd>{s.rows_read}</dd>
+                <dt>"written"</dt><dd>{s.rows_written}</dd>
+                <dt>"late"</dt><dd>{s.rows_late}</dd>
+                <dt>"duplicate"</dt><dd>{s.rows_duplicate}</dd>
+                <dt>"rejected"</dt><dd>{s.rows_rejected}</dd>
+                <dt>"covered"</dt><dd>{covered(&s.source)}</dd>
+                <dt>"table version"</dt><dd>{s.table_version.map(|v| v.to_string()).unwrap_or_else(|| "none (nothing committed)".into())}</dd>
+                <dt>"watermark"</dt>
+                <dd>{format!("{} -> {}", s.watermark_before.as_deref().map(short_time).unwrap_or_else(|| "none".into()), s.watermark_after.as_deref().map(short_time).unwrap_or_else(|| "none".into()))}</dd>
+                <dt>"took"</dt><dd>{format!("{} ms", s.duration_ms)}</dd>
+            </dl>
+            {dropped}
+        </section>
+    }
+}

@@ -1,0 +1,105 @@
+//! The runs timeline: a row per run, a bar per stream on the run's time axis, coloured by outcome.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::get_runs;
+use crate::components::{RunButton, short_time};
+use crate::model::{RunsPage as Page, StreamBar, TimelineRun};
+use crate::pages::loaded;
+
+#[component]
+pub fn RunsPage() -> impl IntoView {
+    let query = use_query_map();
+    let page = move || {
+        let q = query.read();
+        let number = |name: &str| q.get(name).and_then(|v| v.parse::<i64>().ok());
+        (number("before"), number("limit"))
+    };
+    view! {
+        <h1>"Runs"</h1>
+        <RunButton />
+        {loaded(page, |(before, limit)| get_runs(before, limit), move |page: Page| {
+            // One time axis for the page: the longest run spans the whole width.
+            let longest = page.runs.iter().filter_map(|r| r.duration_ms).max().unwrap_or(1).max(1);
+            let limit = query.read_untracked().get("limit").map(|l| format!("&limit={l}")).unwrap_or_default();
+            let older = page.older.map(|id| view! { <a class="older" href=format!("/runs?before={id}{limit}")>"Older runs"</a> });
+            let empty = page.runs.is_empty().then(|| view! { <p>"No runs yet."</p> });
+            view! {
+                {empty}
+                <ol class="timeline">
+                    {page.runs.into_iter().map(|run| view! { <TimelineRow run longest /> }).collect_view()}
+                </ol>
+                {older}
+            }
+        })}
+    }
+}
+
+#[component]
+fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
+    let status = run.run.status.clone();
+    let check = run.check.clone().map(|c| view! { <span class=format!("verdict {c}")>{format!("check: {c}")}</span> });
+    let bars = run.streams.iter().map(|bar| bar_view(bar, longest, &status)).collect_view();
+    let figures = run.streams.into_iter().map(figures_view).collect_view();
+    view! {
+        <li class=format!("run {status}") data-run=run.run.id>
+            <div class="run-head">
+                <a href=format!("/runs/{}", run.run.id)>{format!("#{}", run.run.id)}</a>
+                <span class="when">{short_time(&run.run.started_at)}</span>
+                <span class="who">{run.run.started_by.clone()}</span>
+                <span class=format!("status {status}")>{status.clone()}</span>
+                {check}
+                {run.run.error.clone().map(|e| view! { <span class="error">{e}</span> })}
+            </div>
+            <div class="axis">{bars}</div>
+            <table class="figures">
+                <tr><th>"stream"</th><th>"read"</th><th>"written"</th><th>"late"</th><th>"duplicate"</th><th>"rejected"</th><th>"watermark"</th></tr>
+                {figures}
+            </table>
+        </li>
+    }
+}
+
+fn bar_view(bar: &StreamBar, longest: i64, status: &str) -> impl IntoView + use<> {
+    let left = bar.offset_ms as f64 * 100.0 / longest as f64;
+    let width = (bar.duration_ms.max(1) as f64 * 100.0 / longest as f64).max(0.5);
+    let outcome = if status == "failed" {
+        "failed"
+    } else if bar.rows_late + bar.rows_duplicate + bar.rows_rejected > 0 {
+        "dropped"
+    } else {
+        "ok"
+    };
+    view! {
+        <span
+            class=format!("bar {} {outcome}", bar.stream)
+            style=format!("left: {left:.2}%; width: {width:.2}%")
+            title=format!("{}: {} ms", bar.stream, bar.duration_ms)
+        >
+            {bar.stream.clone()}
+        </span>
+    }
+}
+
+fn figures_view(bar: StreamBar) -> impl IntoView {
+    let watermark = match (&bar.watermark_before, &bar.watermark_after) {
+        (None, None) => String::new(),
+        (before, after) => format!(
+            "{} -> {}",
+            before.as_deref().map(short_time).unwrap_or_else(|| "none".into()),
+            after.as_deref().map(short_time).unwrap_or_else(|| "none".into())
+        ),
+    };
+    view! {
+        <tr>
+            <td>{bar.stream}</td>
+            <td>{bar.rows_read}</td>
+            <td>{bar.rows_written}</td>
+            <td>{bar.rows_late}</td>
+            <td>{bar.rows_duplicate}</td>
+            <td>{bar.rows_rejected}</td>
+            <td>{watermark}</td>
+        </tr>
+    }
+}

@@ -1,0 +1,44 @@
+//! Topic: each partition's log start and end, the offset bronze stored, the lag, the last messages.
+
+use leptos::prelude::*;
+
+use crate::api::get_topic;
+use crate::model::TopicView;
+use crate::pages::loaded;
+
+#[component]
+pub fn TopicPage() -> impl IntoView {
+    view! {
+        {loaded(|| (), |()| get_topic(), |topic: TopicView| {
+            let body = match topic.partitions {
+                None => view! { <p>"The topic does not exist yet: it is created by the first send."</p> }.into_any(),
+                Some(partitions) => view! {
+                    <table class="partitions">
+                        <tr><th>"partition"</th><th>"log start"</th><th>"log end"</th><th>"bronze stored"</th><th>"lag"</th></tr>
+                        {partitions.iter().map(|p| view! {
+                            <tr data-partition=p.partition>
+                                <td>{p.partition}</td><td>{p.log_start}</td><td>{p.log_end}</td>
+                                <td>{p.bronze_offset.map(|o| o.to_string()).unwrap_or_else(|| "none".into())}</td>
+                                <td>{p.lag}</td>
+                            </tr>
+                        }).collect_view()}
+                    </table>
+                    {partitions.into_iter().map(|p| view! {
+                        <h2>{format!("Partition {}: last messages", p.partition)}</h2>
+                        <table class="messages">
+                            <tr><th>"offset"</th><th>"key"</th><th>"value"</th></tr>
+                            {p.last_messages.into_iter().map(|m| view! {
+                                <tr><td>{m.offset}</td><td>{m.key.unwrap_or_default()}</td><td><code>{m.value}</code></td></tr>
+                            }).collect_view()}
+                        </table>
+                    }).collect_view()}
+                }.into_any(),
+            };
+            view! {
+                <h1>{format!("Topic {}", topic.topic)}</h1>
+                <p>{format!("on {}", topic.brokers)}</p>
+                {body}
+            }
+        })}
+    }
+}

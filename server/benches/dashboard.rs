@@ -1,0 +1,92 @@
+//! How fast the dashboard renders a page of 1,000 runs (the issue's goal: under 200 ms on this
+//! machine). A history of 1,000 recorded runs, each with three streams and a check, in SQLite;
+//! `/runs?limit=1000` rendered (SSR, as a browser without JavaScript gets it) 20 times.
+//! Run with `cargo bench -p reckon --bench dashboard`; needs no broker.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use reckon::check::{Finding, HourFigures, Report, Verdict};
+use reckon::dashboard::Dashboard;
+use reckon::http::{AppState, app};
+use reckon::streams::StreamRun;
+use reckon::{Config, Lab};
+use tower::ServiceExt;
+
+const RUNS: usize = 1000;
+const ROUNDS: usize = 20;
+
+fn report() -> Report {
+    let hour = |h: u32, verdict, text: &str| Finding {
+        verdict,
+        text: text.into(),
+        figures: Some(HourFigures {
+            hour: format!("2026-10-01T{h:02}:00:00Z"),
+            orders: Some(2),
+            revenue: Some("55.00".into()),
+            bronze_orders: 2,
+            bronze_revenue: "55.00".into(),
+        }),
+    };
+    Report {
+        findings: vec![
+            Finding { verdict: Verdict::Ok, text: "bronze_orders has 11 events, each offset once".into(), figures: None },
+            hour(9, Verdict::Late, "09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50"),
+            hour(10, Verdict::Ok, "10:00 2 orders, 55.00"),
+            hour(11, Verdict::Ok, "11:00 1 order, 18.25"),
+            hour(12, Verdict::Waiting, "12:00 is not written yet"),
+        ],
+        watermark: Some("2026-10-01T12:20:00Z".into()),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::open(Config::new(dir.path())).await.unwrap();
+    let history = lab.history().unwrap().clone();
+    let report = report();
+    let started = Instant::now();
+    for i in 0..RUNS {
+        let id = history.start_run("default", "bench").await.unwrap();
+        let streams: Vec<StreamRun> = ["bronze", "silver", "gold"]
+            .into_iter()
+            .map(|name| {
+                let mut run = StreamRun::new(name);
+                run.rows_read = (i % 7) as u64;
+                run.rows_written = (i % 5) as u64;
+                run
+            })
+            .collect();
+        history.finish_run(id, &streams, Some(&report), None).await.unwrap();
+    }
+    println!("recorded {RUNS} runs in {:.1} s", started.elapsed().as_secs_f64());
+
+    let site = tempfile::tempdir().unwrap();
+    let state = AppState::new(Dashboard::new(lab), site.path().to_path_buf());
+    let mut times = vec![];
+    let mut size = 0;
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        let response = app(state.clone())
+            .oneshot(Request::get("/runs?limit=1000").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        times.push(started.elapsed());
+        size = body.len();
+        assert_eq!(String::from_utf8_lossy(&body).matches("<li class=\"run ").count(), RUNS);
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "runs page, {RUNS} runs ({} KiB of HTML): median {:.1} ms, min {:.1} ms, max {:.1} ms (goal: under 200 ms)",
+        size / 1024,
+        ms(times[ROUNDS / 2]),
+        ms(times[0]),
+        ms(times[ROUNDS - 1])
+    );
+}

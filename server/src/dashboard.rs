@@ -1,0 +1,437 @@
+//! The dashboard's engine side: runs started from the server (one per lab at a time, beside CLI
+//! runs through the lab's lock), the schedule, the settings, live announcements, and the data
+//! every page and API call shows. Implements the app's [`Backend`].
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use app::api::{ApiError, Backend, EventForm};
+use app::model::*;
+use chrono::{SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::check::{self, Verdict};
+use crate::event::{OrderEvent, format_micros};
+use crate::freshness;
+use crate::lab::{Lab, LabError};
+use crate::scenario::Scenario;
+use crate::streams::gold::GoldState;
+use crate::streams::{HOUR_MICROS, StreamError};
+use crate::tables::TableName;
+use crate::views;
+
+/// Recent events the produce page lists.
+const RECENT_EVENTS: i64 = 20;
+
+/// What the settings file keeps (`<data>/settings.json`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct SettingsFile {
+    /// Seconds between scheduled runs; `None`: off.
+    schedule_seconds: Option<u64>,
+    /// Deduplication from the next reset on; `None`: on (SPEC's default).
+    dedup: Option<bool>,
+}
+
+/// The run in progress, if any: one per lab at a time.
+struct Running {
+    id: i64,
+    /// The task driving it; shutdown waits for it so a run finishes instead of being cut.
+    task: JoinHandle<()>,
+}
+
+pub struct Dashboard {
+    lab: Lab,
+    settings_path: PathBuf,
+    settings: Mutex<SettingsFile>,
+    running: Mutex<Option<Running>>,
+    /// Announcements for `/api/live`: run-started, run-finished, sent, reset, settings.
+    live: broadcast::Sender<String>,
+    /// The schedule's interval, watched by the schedule task.
+    schedule: watch::Sender<Option<u64>>,
+}
+
+impl Dashboard {
+    /// A dashboard for a lab that records to its history (`Lab::open`).
+    pub fn new(lab: Lab) -> Arc<Self> {
+        let settings_path = lab.config.data_dir.join("settings.json");
+        let settings: SettingsFile = std::fs::read(&settings_path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        let (live, _) = broadcast::channel(64);
+        let (schedule, _) = watch::channel(settings.schedule_seconds);
+        Arc::new(Self {
+            lab,
+            settings_path,
+            settings: Mutex::new(settings),
+            running: Mutex::new(None),
+            live,
+            schedule,
+        })
+    }
+
+    pub fn lab(&self) -> &Lab {
+        &self.lab
+    }
+
+    /// Announcements for live pages.
+    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+        self.live.subscribe()
+    }
+
+    fn announce(&self, what: &str) {
+        // Nobody listening is fine: the pages show the same when they load.
+        let _ = self.live.send(format!("{{\"event\":\"{what}\"}}"));
+    }
+
+    fn history(&self) -> Result<&crate::history::History, ApiError> {
+        self.lab
+            .history()
+            .ok_or_else(|| ApiError::Failed("this lab keeps no history".into()))
+    }
+
+    /// Whether gold drops duplicates now: as its state started, or as set when it has none.
+    async fn dedup_in_effect(&self) -> Result<bool, ApiError> {
+        let started = GoldState::committed(&self.lab).await.map_err(failed)?;
+        Ok(started.map_or_else(|| self.dedup_setting(), |s| s.dedup))
+    }
+
+    fn dedup_setting(&self) -> bool {
+        self.lock_settings().dedup.unwrap_or(true)
+    }
+
+    fn lock_settings(&self) -> std::sync::MutexGuard<'_, SettingsFile> {
+        self.settings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs the schedule until the process ends: a run every `schedule_seconds` when set.
+    pub fn start_schedule(self: &Arc<Self>) -> JoinHandle<()> {
+        let dashboard = Arc::clone(self);
+        let mut interval = self.schedule.subscribe();
+        tokio::spawn(async move {
+            loop {
+                let seconds = *interval.borrow_and_update();
+                let tick = async {
+                    match seconds {
+                        Some(s) if s > 0 => tokio::time::sleep(Duration::from_secs(s)).await,
+                        _ => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = tick => {
+                        if let Err(e) = dashboard.start_run("schedule", false).await {
+                            tracing::info!("scheduled run skipped: {e}");
+                        }
+                    }
+                    changed = interval.changed() => if changed.is_err() { return },
+                }
+            }
+        })
+    }
+
+    /// Waits for the run in progress, if any, to finish (shutdown).
+    pub async fn finish_running(&self) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(running) = running {
+            tracing::info!("waiting for run #{} to finish", running.id);
+            let _ = running.task.await;
+        }
+    }
+
+    /// Sends one checked event; with `and_run`, runs the pipeline after and waits for it.
+    pub async fn produce_parsed(&self, event: OrderEvent, source: &str, and_run: bool) -> Result<Sent, ApiError> {
+        let sent = self.lab.produce(&[event], source).await.map_err(failed)?;
+        self.sent(sent, and_run).await
+    }
+
+    async fn sent(&self, sent: Vec<crate::kafka::Sent>, and_run: bool) -> Result<Sent, ApiError> {
+        self.announce("sent");
+        let run = if and_run {
+            Some(self.start_run("send-and-run", true).await?)
+        } else {
+            None
+        };
+        Ok(Sent {
+            sent: sent
+                .into_iter()
+                .map(|s| SentAt {
+                    partition: s.partition,
+                    offset: s.offset,
+                })
+                .collect(),
+            run,
+        })
+    }
+}
+
+/// An engine error as the person who clicked reads it.
+pub fn failed(e: impl Into<LabError>) -> ApiError {
+    match e.into() {
+        busy @ LabError::Busy { .. } => ApiError::Busy(busy.to_string()),
+        LabError::Stream(StreamError::DedupSettingFixed { .. }) => ApiError::Failed(
+            "gold's state keeps the deduplication setting it started with; reset the lab to change it".into(),
+        ),
+        other => ApiError::Failed(other.to_string()),
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for Dashboard {
+    async fn freshness(&self) -> Result<Freshness, ApiError> {
+        let f = freshness::freshness(&self.lab, Utc::now())
+            .await
+            .map_err(failed)?;
+        views::convert(&f)
+    }
+
+    async fn runs(&self, before: Option<i64>, limit: i64) -> Result<RunsPage, ApiError> {
+        if !(1..=1000).contains(&limit) {
+            return Err(ApiError::field("limit", "between 1 and 1000"));
+        }
+        self.history()?
+            .timeline(&self.lab.config.lab, limit, before)
+            .await
+            .map_err(failed)
+    }
+
+    async fn run(&self, id: i64) -> Result<RunDetail, ApiError> {
+        let detail = self
+            .history()?
+            .run(id)
+            .await
+            .map_err(failed)?
+            .filter(|d| d.run.lab == self.lab.config.lab)
+            .ok_or_else(|| ApiError::NotFound(format!("no run #{id}")))?;
+        views::convert(&detail)
+    }
+
+    async fn start_run(&self, started_by: &'static str, wait: bool) -> Result<RunStarted, ApiError> {
+        let (id_tx, id_rx) = oneshot::channel();
+        let (done_tx, done_rx) = oneshot::channel();
+        {
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
+                return Err(ApiError::Busy(format!(
+                    "run #{} is in progress; start another when it ends",
+                    r.id
+                )));
+            }
+            let lab = self.lab.started_by(started_by);
+            let dedup = self.dedup_setting();
+            let live = self.live.clone();
+            let task = tokio::spawn(async move {
+                // Gold's own state decides dedup once it exists; the setting starts it.
+                let dedup = match GoldState::committed(&lab).await {
+                    Ok(Some(state)) => state.dedup,
+                    _ => dedup,
+                };
+                let result = lab
+                    .pipeline_with(dedup, |id| {
+                        let _ = id_tx.send(id);
+                        let _ = live.send("{\"event\":\"run-started\"}".into());
+                    })
+                    .await;
+                let _ = live.send("{\"event\":\"run-finished\"}".into());
+                let _ = done_tx.send(result.map(|_| ()).map_err(failed));
+            });
+            *running = Some(Running { id: 0, task });
+        }
+        let id = match id_rx.await {
+            Ok(Some(id)) => id,
+            Ok(None) => return Err(ApiError::Failed("this lab keeps no history".into())),
+            // The run ended before it started (lock busy, Kafka unreachable): say why.
+            Err(_) => {
+                return Err(match done_rx.await {
+                    Ok(Err(e)) => e,
+                    _ => ApiError::Failed("the run stopped before it started".into()),
+                });
+            }
+        };
+        if let Some(r) = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            r.id = id;
+        }
+        if !wait {
+            return Ok(RunStarted {
+                id,
+                status: "running".into(),
+                error: None,
+            });
+        }
+        let outcome = done_rx.await.unwrap_or_else(|_| {
+            Err(ApiError::Failed("the run's task ended without a result".into()))
+        });
+        Ok(RunStarted {
+            id,
+            status: if outcome.is_ok() { "succeeded" } else { "failed" }.into(),
+            error: outcome.err().map(|e| e.to_string()),
+        })
+    }
+
+    async fn hours(&self) -> Result<Vec<HourRow>, ApiError> {
+        let report = {
+            // The recount reads bronze, silver and gold as one moment: not beside a run.
+            let _lock = self.lab.lock().map_err(failed)?;
+            check::run(&self.lab).await.map_err(failed)?
+        };
+        views::hours(&self.lab, &report).await
+    }
+
+    async fn produce_event(&self, form: EventForm, source: &str, and_run: bool) -> Result<Sent, ApiError> {
+        self.produce_parsed(views::parse_form(&form)?, source, and_run).await
+    }
+
+    async fn produce_batch(&self, scenario: &str, batch: &str, and_run: bool) -> Result<Sent, ApiError> {
+        if scenario != "course" {
+            return Err(ApiError::field(
+                "scenario",
+                format!("the server plays the built-in scenario `course`, not {scenario:?}"),
+            ));
+        }
+        let course = Scenario::load("course").map_err(failed)?;
+        let events = course.batch(batch).map_err(|_| {
+            let known: Vec<&str> = course.batches.keys().map(String::as_str).collect();
+            ApiError::field("batch", format!("the course has batches {}, not {batch:?}", known.join(", ")))
+        })?;
+        let sent = self
+            .lab
+            .produce(events, &format!("scenario:course:{batch}"))
+            .await
+            .map_err(failed)?;
+        self.sent(sent, and_run).await
+    }
+
+    async fn send_again(&self, id: i64, and_run: bool) -> Result<Sent, ApiError> {
+        let json = self
+            .history()?
+            .produced_event(&self.lab.config.lab, id)
+            .await
+            .map_err(failed)?
+            .ok_or_else(|| ApiError::field("id", format!("no event #{id} was sent to this lab")))?;
+        let event = OrderEvent::parse(json.as_bytes())
+            .map_err(|e| ApiError::Failed(format!("event #{id} in the history: {e}")))?;
+        let sent = self.lab.produce(&[event], "send-again").await.map_err(failed)?;
+        self.sent(sent, and_run).await
+    }
+
+    async fn produce_page(&self) -> Result<ProducePage, ApiError> {
+        let history = self.history()?;
+        let lab = &self.lab.config.lab;
+        let recent = history.produced(lab, RECENT_EVENTS).await.map_err(failed)?;
+        let next_order_id = history.max_order_id(lab).await.map_err(failed)?.unwrap_or(1000) + 1;
+        let watermark = GoldState::committed(&self.lab)
+            .await
+            .map_err(failed)?
+            .and_then(|s| s.watermark);
+        // Half an hour behind the watermark: in an hour gold already closed, or about to drop.
+        let late = watermark.map(|w| w - HOUR_MICROS / 2);
+        let late_explanation = match (watermark, late) {
+            (Some(w), Some(late)) => format!(
+                "The watermark is {}. An order placed at {} is behind it: gold drops it as late and \
+                 counts it in no hour, and the check will show its hour as late.",
+                views::clock(w),
+                views::clock(late)
+            ),
+            _ => "No watermark yet: gold has not seen a placed order, so no event can be late.".into(),
+        };
+        let batches = Scenario::load("course")
+            .map(|c| c.batches.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok(ProducePage {
+            recent,
+            watermark: watermark.map(format_micros),
+            late_event_time: late.map(format_micros),
+            late_explanation,
+            batches,
+            next_order_id,
+            now: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+        })
+    }
+
+    async fn topic(&self) -> Result<TopicView, ApiError> {
+        views::topic(&self.lab).await
+    }
+
+    async fn table(&self, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
+        let table = TableName::parse(name).map_err(|_| {
+            ApiError::field(
+                "table",
+                format!(
+                    "one of {}, not {name:?}",
+                    TableName::ALL.map(TableName::as_str).join(", ")
+                ),
+            )
+        })?;
+        views::table(&self.lab, table, version).await
+    }
+
+    async fn pipeline(&self) -> Result<PipelineView, ApiError> {
+        views::pipeline(&self.lab).await
+    }
+
+    async fn settings(&self) -> Result<Settings, ApiError> {
+        let dedup_in_effect = self.dedup_in_effect().await?;
+        let settings = self.lock_settings();
+        Ok(Settings {
+            schedule_seconds: settings.schedule_seconds,
+            dedup: settings.dedup.unwrap_or(true),
+            dedup_in_effect,
+        })
+    }
+
+    async fn update_settings(
+        &self,
+        schedule_seconds: Option<Option<u64>>,
+        dedup: Option<bool>,
+    ) -> Result<Settings, ApiError> {
+        if let Some(Some(0)) = schedule_seconds {
+            return Err(ApiError::field("schedule_seconds", "at least 1 second, or null for no schedule"));
+        }
+        {
+            let mut settings = self.lock_settings();
+            let mut changed = settings.clone();
+            if let Some(schedule) = schedule_seconds {
+                changed.schedule_seconds = schedule;
+            }
+            if let Some(dedup) = dedup {
+                changed.dedup = Some(dedup);
+            }
+            let json = serde_json::to_vec_pretty(&changed).map_err(|e| ApiError::Failed(e.to_string()))?;
+            std::fs::create_dir_all(&self.lab.config.data_dir)
+                .and_then(|()| std::fs::write(&self.settings_path, json))
+                .map_err(|e| ApiError::Failed(format!("{}: {e}", self.settings_path.display())))?;
+            *settings = changed;
+            self.schedule.send_replace(settings.schedule_seconds);
+        }
+        self.announce("settings");
+        self.settings().await
+    }
+
+    async fn reset(&self) -> Result<Settings, ApiError> {
+        self.lab.reset(false).await.map_err(failed)?;
+        self.announce("reset");
+        self.settings().await
+    }
+}
+
+/// Verdict words as the API spells them.
+pub fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Ok => "ok",
+        Verdict::Note => "note",
+        Verdict::Late => "late",
+        Verdict::Problem => "problem",
+        Verdict::Waiting => "waiting",
+    }
+}
