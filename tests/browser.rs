@@ -38,7 +38,11 @@ fn artifacts() -> PathBuf {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A chromedriver process and one headless chromium session: just the WebDriver calls we use.
@@ -77,7 +81,10 @@ impl Browser {
             }
         }}});
         let session = browser.call("POST", "/session", caps).await;
-        let id = session["sessionId"].as_str().expect("a session id").to_string();
+        let id = session["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_string();
         browser.session = format!("{}/session/{id}", browser.session);
         browser
     }
@@ -115,7 +122,11 @@ impl Browser {
 
     async fn find(&self, css: &str) -> Option<String> {
         let found = self
-            .try_call("POST", "/element", json!({"using": "css selector", "value": css}))
+            .try_call(
+                "POST",
+                "/element",
+                json!({"using": "css selector", "value": css}),
+            )
             .await
             .ok()?;
         found[ELEMENT].as_str().map(str::to_string)
@@ -140,23 +151,36 @@ impl Browser {
     async fn wait_until(&self, what: &str, script: &str) {
         let started = Instant::now();
         while self
-            .call("POST", "/execute/sync", json!({"script": script, "args": []}))
+            .call(
+                "POST",
+                "/execute/sync",
+                json!({"script": script, "args": []}),
+            )
             .await
             != json!(true)
         {
-            assert!(started.elapsed() < PATIENCE, "waited {PATIENCE:?} for {what}");
+            assert!(
+                started.elapsed() < PATIENCE,
+                "waited {PATIENCE:?} for {what}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
     async fn click(&self, element: &str) {
-        self.call("POST", &format!("/element/{element}/click"), json!({})).await;
+        self.call("POST", &format!("/element/{element}/click"), json!({}))
+            .await;
     }
 
     async fn type_into(&self, element: &str, text: &str) {
-        self.call("POST", &format!("/element/{element}/clear"), json!({})).await;
-        self.call("POST", &format!("/element/{element}/value"), json!({ "text": text }))
+        self.call("POST", &format!("/element/{element}/clear"), json!({}))
             .await;
+        self.call(
+            "POST",
+            &format!("/element/{element}/value"),
+            json!({ "text": text }),
+        )
+        .await;
     }
 
     async fn text(&self, element: &str) -> String {
@@ -168,10 +192,14 @@ impl Browser {
     }
 
     async fn attribute(&self, element: &str, name: &str) -> Option<String> {
-        self.call("GET", &format!("/element/{element}/attribute/{name}"), json!({}))
-            .await
-            .as_str()
-            .map(str::to_string)
+        self.call(
+            "GET",
+            &format!("/element/{element}/attribute/{name}"),
+            json!({}),
+        )
+        .await
+        .as_str()
+        .map(str::to_string)
     }
 
     async fn screenshot(&self, name: &str) {
@@ -220,7 +248,9 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     browser.type_into(&order_id, "twelve").await;
     let send = browser.wait_for(".event-form button[type='submit']").await;
     browser.click(&send).await;
-    let error = browser.wait_for(".field-error[data-field='order_id']").await;
+    let error = browser
+        .wait_for(".field-error[data-field='order_id']")
+        .await;
     assert!(browser.text(&error).await.contains("whole number"));
     assert_eq!(lab.kafka().partitions(&lab.topic).unwrap(), None);
 
@@ -249,12 +279,18 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     let nine = browser
         .wait_for("tr[data-hour='2026-10-01T09:00:00Z']")
         .await;
-    assert_eq!(browser.attribute(&nine, "data-verdict").await.as_deref(), Some("late"));
+    assert_eq!(
+        browser.attribute(&nine, "data-verdict").await.as_deref(),
+        Some("late")
+    );
     assert!(browser.text(&nine).await.contains("order 1006"));
     let eleven = browser
         .wait_for("tr[data-hour='2026-10-01T11:00:00Z']")
         .await;
-    assert_eq!(browser.attribute(&eleven, "data-verdict").await.as_deref(), Some("ok"));
+    assert_eq!(
+        browser.attribute(&eleven, "data-verdict").await.as_deref(),
+        Some("ok")
+    );
     browser.screenshot("hours").await;
 
     // Every page opens, hydrates and shows its content; a screenshot of each.
@@ -263,7 +299,11 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         ("/runs", "runs", "li.run.succeeded"),
         ("/runs/1", "run", "section.stream[data-stream='gold']"),
         ("/topic", "topic", "tr[data-partition='0']"),
-        ("/tables?table=hourly_sales", "tables", "table[data-table='hourly_sales']"),
+        (
+            "/tables?table=hourly_sales",
+            "tables",
+            "table[data-table='hourly_sales']",
+        ),
         ("/pipeline", "pipeline", ".node[data-node='check']"),
     ] {
         browser.open(&format!("{base}{path}")).await;
@@ -280,10 +320,17 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     // Live: a run started elsewhere (the API) shows up on an open runs page without a reload.
     browser.open(&format!("{base}/runs")).await;
     let before = browser
-        .call("POST", "/execute/sync", json!({"script": "return document.querySelectorAll('li.run').length;", "args": []}))
+        .call(
+            "POST",
+            "/execute/sync",
+            json!({"script": "return document.querySelectorAll('li.run').length;", "args": []}),
+        )
         .await;
     let api = reqwest::Client::new();
-    api.post(format!("{base}/api/runs?wait=true")).send().await.unwrap();
+    api.post(format!("{base}/api/runs?wait=true"))
+        .send()
+        .await
+        .unwrap();
     browser
         .wait_until(
             "the new run on the open page",

@@ -99,22 +99,28 @@ async fn the_course_through_the_api_reconciles_late_09_and_ok_11() {
     let hours = site.get_json("/api/hours").await;
     let nine = hour(&hours, "2026-10-01T09:00:00Z");
     assert_eq!(nine["verdict"], "late", "{nine}");
-    assert_eq!((nine["orders"].clone(), nine["bronze_orders"].clone()), (json!(3), json!(4)));
+    assert_eq!(
+        (nine["orders"].clone(), nine["bronze_orders"].clone()),
+        (json!(3), json!(4))
+    );
     let why = nine["explanation"].as_str().unwrap();
-    assert!(why.contains("order 1006") && why.contains("watermark was"), "{why}");
+    assert!(
+        why.contains("order 1006") && why.contains("watermark was"),
+        "{why}"
+    );
     let eleven = hour(&hours, "2026-10-01T11:00:00Z");
     assert_eq!(eleven["verdict"], "ok", "{eleven}");
     assert_eq!(eleven["orders"], 1);
     assert_eq!(eleven["revenue"], "18.25");
     assert_eq!(hour(&hours, "2026-10-01T12:00:00Z")["verdict"], "waiting");
-    // 09:00 was ok until batch 4's late order, then late: the verdict's history shows the change.
+    // 09:00 waited for the watermark, was ok, then late once batch 4 brought order 1006.
     let changes: Vec<&str> = nine["history"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(changes, ["ok", "late"], "{nine}");
+    assert_eq!(changes, ["waiting", "ok", "late"], "{nine}");
 
     let freshness = site.get_json("/api/freshness").await;
     assert_eq!(freshness["light"], "green");
@@ -127,12 +133,17 @@ async fn the_course_through_the_api_reconciles_late_09_and_ok_11() {
     let runs = site.get_json("/api/runs").await;
     let list = runs["runs"].as_array().unwrap();
     assert_eq!(list.len(), 6);
-    assert!(list.iter().all(|r| r["status"] == "succeeded" && r["streams"].as_array().unwrap().len() == 3));
+    assert!(
+        list.iter()
+            .all(|r| r["status"] == "succeeded" && r["streams"].as_array().unwrap().len() == 3)
+    );
     assert_eq!(list[0]["started_by"], "send-and-run");
     let paged = site.get_json("/api/runs?limit=4").await;
     assert_eq!(paged["runs"].as_array().unwrap().len(), 4);
     let older = paged["older"].as_i64().unwrap();
-    let rest = site.get_json(&format!("/api/runs?limit=4&before={older}")).await;
+    let rest = site
+        .get_json(&format!("/api/runs?limit=4&before={older}"))
+        .await;
     assert_eq!(rest["runs"].as_array().unwrap().len(), 2);
     assert_eq!(rest["older"], Value::Null);
 
@@ -140,7 +151,13 @@ async fn the_course_through_the_api_reconciles_late_09_and_ok_11() {
     let detail = site.get_json(&format!("/api/runs/{id}")).await;
     assert_eq!(detail["streams"][0]["stream"], "bronze");
     assert_eq!(detail["streams"][0]["source"]["kind"], "offsets");
-    assert!(detail["findings"].as_array().unwrap().iter().any(|f| f["verdict"] == "late"));
+    assert!(
+        detail["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["verdict"] == "late")
+    );
 
     // A run started by a script, waited for.
     let (status, run) = site.post("/api/runs?wait=true", json!({})).await;
@@ -152,7 +169,10 @@ async fn the_course_through_the_api_reconciles_late_09_and_ok_11() {
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("order 1006"), "{page}");
     let (_, page) = site.get(&format!("/runs/{id}")).await;
-    assert!(page.contains(&format!("Run #{id}")) && page.contains("partition"), "{page}");
+    assert!(
+        page.contains(&format!("Run #{id}")) && page.contains("partition"),
+        "{page}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,20 +180,35 @@ async fn dedup_off_flags_11_as_a_problem_and_names_the_event_sent_twice() {
     let lab = TestLab::new("api-dedup");
     let site = site(&lab).await;
     let settings = site.post_ok("/api/settings", json!({"dedup": false})).await;
-    assert_eq!(settings, json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false}));
+    assert_eq!(
+        settings,
+        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false})
+    );
     site.play_course().await;
 
     let hours = site.get_json("/api/hours").await;
     let eleven = hour(&hours, "2026-10-01T11:00:00Z");
     assert_eq!(eleven["verdict"], "problem", "{eleven}");
-    assert_eq!((eleven["orders"].clone(), eleven["bronze_orders"].clone()), (json!(2), json!(1)));
+    assert_eq!(
+        (eleven["orders"].clone(), eleven["bronze_orders"].clone()),
+        (json!(2), json!(1))
+    );
     let why = eleven["explanation"].as_str().unwrap();
-    assert!(why.contains("order 1005") && why.contains("2 times"), "{why}");
+    assert!(
+        why.contains("order 1005") && why.contains("2 times"),
+        "{why}"
+    );
     assert_eq!(site.get_json("/api/freshness").await["light"], "red");
 
     // Turning dedup back on waits for a reset: gold's state keeps what it started with.
     let settings = site.post_ok("/api/settings", json!({"dedup": true})).await;
-    assert_eq!((settings["dedup"].clone(), settings["dedup_in_effect"].clone()), (json!(true), json!(false)));
+    assert_eq!(
+        (
+            settings["dedup"].clone(),
+            settings["dedup_in_effect"].clone()
+        ),
+        (json!(true), json!(false))
+    );
     let (_, page) = site.get("/produce").await;
     assert!(page.contains("after the next reset"), "{page}");
     let settings = site.post_ok("/api/reset", json!({})).await;
@@ -214,10 +249,16 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
         let (status, answer) = site.post("/api/produce", body.clone()).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
         assert_eq!(answer["field"], field, "{body}: {answer}");
-        assert!(answer["error"].as_str().unwrap().starts_with(field), "{answer}");
+        assert!(
+            answer["error"].as_str().unwrap().starts_with(field),
+            "{answer}"
+        );
     }
     let (status, answer) = site.post("/api/produce?and_run=maybe", event.clone()).await;
-    assert_eq!((status, answer["field"].clone()), (StatusCode::BAD_REQUEST, json!("and_run")));
+    assert_eq!(
+        (status, answer["field"].clone()),
+        (StatusCode::BAD_REQUEST, json!("and_run"))
+    );
     for (body, field) in [
         (json!({"schedule_seconds": -5}), "schedule_seconds"),
         (json!({"schedule_seconds": 0}), "schedule_seconds"),
@@ -225,14 +266,28 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
         (json!({"colour": "blue"}), "colour"),
     ] {
         let (status, answer) = site.post("/api/settings", body.clone()).await;
-        assert_eq!((status, answer["field"].clone()), (StatusCode::BAD_REQUEST, json!(field)), "{body}: {answer}");
+        assert_eq!(
+            (status, answer["field"].clone()),
+            (StatusCode::BAD_REQUEST, json!(field)),
+            "{body}: {answer}"
+        );
     }
     let (status, answer) = site.post("/api/runs?wait=perhaps", json!({})).await;
-    assert_eq!((status, answer["field"].clone()), (StatusCode::BAD_REQUEST, json!("wait")));
-    for (uri, field) in [("/api/runs/abc", "id"), ("/api/runs?before=x", "before"), ("/api/runs?limit=0", "limit")] {
+    assert_eq!(
+        (status, answer["field"].clone()),
+        (StatusCode::BAD_REQUEST, json!("wait"))
+    );
+    for (uri, field) in [
+        ("/api/runs/abc", "id"),
+        ("/api/runs?before=x", "before"),
+        ("/api/runs?limit=0", "limit"),
+    ] {
         let (status, body) = site.get(uri).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
-        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["field"], field);
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap()["field"],
+            field
+        );
     }
     assert_eq!(site.get("/api/runs/424242").await.0, StatusCode::NOT_FOUND);
 
@@ -263,7 +318,10 @@ async fn every_page_renders_without_javascript() {
         let (status, page) = site.get(uri).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
         assert!(page.contains(text), "{uri} lacks {text:?}:\n{page}");
-        assert!(page.contains("/pkg/reckon.js"), "{uri} loads no hydration script");
+        assert!(
+            page.contains("/pkg/reckon.js"),
+            "{uri} loads no hydration script"
+        );
     }
     site.play_course().await;
     for (uri, text) in [
@@ -297,13 +355,18 @@ async fn a_form_posted_without_javascript_comes_back_with_the_fields_error() {
             Request::post("/fn/produce")
                 .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .header(header::ACCEPT, "text/html")
-                .header(header::REFERER, "/produce")
+                .header(header::REFERER, "http://127.0.0.1:3000/produce")
                 .body(Body::from(form))
                 .unwrap(),
         )
         .await;
     assert_eq!(status, StatusCode::FOUND);
-    let back = headers[header::LOCATION].to_str().unwrap().to_string();
+    // Back where the form was (browsers send the whole address as the referer).
+    let back = headers[header::LOCATION].to_str().unwrap();
+    let back = back
+        .strip_prefix("http://127.0.0.1:3000")
+        .unwrap_or(back)
+        .to_string();
     assert!(back.starts_with("/produce?"), "{back}");
     let (status, page) = site.get(&back).await;
     assert_eq!(status, StatusCode::OK);
@@ -317,13 +380,17 @@ async fn a_form_posted_without_javascript_comes_back_with_the_fields_error() {
             Request::post("/fn/produce")
                 .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .header(header::ACCEPT, "text/html")
-                .header(header::REFERER, "/produce")
+                .header(header::REFERER, "http://127.0.0.1:3000/produce")
                 .body(Body::from(form.replace("12x", "12")))
                 .unwrap(),
         )
         .await;
     assert_eq!(status, StatusCode::FOUND);
-    assert_eq!(headers[header::LOCATION], "/produce");
+    let back = headers[header::LOCATION].to_str().unwrap();
+    assert!(
+        back.trim_end_matches('?') == "http://127.0.0.1:3000/produce",
+        "{back}"
+    );
     let (_, page) = site.get("/produce").await;
     assert!(page.contains("send again"), "{page}");
 }
@@ -336,10 +403,16 @@ async fn live_updates_announce_sends_and_runs() {
         .oneshot(Request::get("/api/live").body(Body::empty()).unwrap())
         .await
         .unwrap();
-    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
     let mut body = response.into_body();
-    site.post_ok("/api/produce?and_run=true", json!({"scenario": "course", "batch": "1"}))
-        .await;
+    site.post_ok(
+        "/api/produce?and_run=true",
+        json!({"scenario": "course", "batch": "1"}),
+    )
+    .await;
     let mut seen = String::new();
     while !seen.contains("run-finished") {
         let frame = tokio::time::timeout(Duration::from_secs(30), body.frame())
@@ -351,7 +424,10 @@ async fn live_updates_announce_sends_and_runs() {
             seen.push_str(&String::from_utf8_lossy(&data));
         }
     }
-    assert!(seen.contains("\"sent\"") && seen.contains("run-started"), "{seen}");
+    assert!(
+        seen.contains("\"sent\"") && seen.contains("run-started"),
+        "{seen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

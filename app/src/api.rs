@@ -15,7 +15,10 @@ use crate::model::*;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApiError {
     /// Bad input: which field, and what is wrong with it. Nothing was written.
-    Field { field: String, message: String },
+    Field {
+        field: String,
+        message: String,
+    },
     /// Another run of the lab is going on.
     Busy(String),
     NotFound(String),
@@ -81,10 +84,18 @@ pub trait Backend: Send + Sync {
     async fn start_run(&self, started_by: &'static str, wait: bool)
     -> Result<RunStarted, ApiError>;
     async fn hours(&self) -> Result<Vec<HourRow>, ApiError>;
-    async fn produce_event(&self, event: EventForm, source: &str, and_run: bool)
-    -> Result<Sent, ApiError>;
-    async fn produce_batch(&self, scenario: &str, batch: &str, and_run: bool)
-    -> Result<Sent, ApiError>;
+    async fn produce_event(
+        &self,
+        event: EventForm,
+        source: &str,
+        and_run: bool,
+    ) -> Result<Sent, ApiError>;
+    async fn produce_batch(
+        &self,
+        scenario: &str,
+        batch: &str,
+        and_run: bool,
+    ) -> Result<Sent, ApiError>;
     /// Sends an event sent before (by its history id) again, as the shop's system would.
     async fn send_again(&self, id: i64, and_run: bool) -> Result<Sent, ApiError>;
     async fn produce_page(&self) -> Result<ProducePage, ApiError>;
@@ -139,12 +150,16 @@ pub async fn get_hours() -> Result<Vec<HourRow>, ApiError> {
 
 #[server(prefix = "/fn", endpoint = "produce")]
 pub async fn produce_event(event: EventForm, and_run: Option<String>) -> Result<Sent, ApiError> {
-    backend()?.produce_event(event, "form", ticked(&and_run)).await
+    backend()?
+        .produce_event(event, "form", ticked(&and_run))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_batch")]
 pub async fn send_batch(batch: String, and_run: Option<String>) -> Result<Sent, ApiError> {
-    backend()?.produce_batch("course", &batch, ticked(&and_run)).await
+    backend()?
+        .produce_batch("course", &batch, ticked(&and_run))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_again")]
@@ -186,7 +201,10 @@ pub async fn save_settings(
     let schedule = match schedule_seconds.trim() {
         "" | "0" => None,
         text => Some(text.parse::<u64>().map_err(|_| {
-            ApiError::field("schedule_seconds", "a whole number of seconds, or empty for no schedule")
+            ApiError::field(
+                "schedule_seconds",
+                "a whole number of seconds, or empty for no schedule",
+            )
         })?),
     };
     backend()?

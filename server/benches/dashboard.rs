@@ -32,8 +32,16 @@ fn report() -> Report {
     };
     Report {
         findings: vec![
-            Finding { verdict: Verdict::Ok, text: "bronze_orders has 11 events, each offset once".into(), figures: None },
-            hour(9, Verdict::Late, "09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50"),
+            Finding {
+                verdict: Verdict::Ok,
+                text: "bronze_orders has 11 events, each offset once".into(),
+                figures: None,
+            },
+            hour(
+                9,
+                Verdict::Late,
+                "09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50",
+            ),
             hour(10, Verdict::Ok, "10:00 2 orders, 55.00"),
             hour(11, Verdict::Ok, "11:00 1 order, 18.25"),
             hour(12, Verdict::Waiting, "12:00 is not written yet"),
@@ -60,9 +68,15 @@ async fn main() {
                 run
             })
             .collect();
-        history.finish_run(id, &streams, Some(&report), None).await.unwrap();
+        history
+            .finish_run(id, &streams, Some(&report), None)
+            .await
+            .unwrap();
     }
-    println!("recorded {RUNS} runs in {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "recorded {RUNS} runs in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     let site = tempfile::tempdir().unwrap();
     let state = AppState::new(Dashboard::new(lab), site.path().to_path_buf());
@@ -71,14 +85,23 @@ async fn main() {
     for _ in 0..ROUNDS {
         let started = Instant::now();
         let response = app(state.clone())
-            .oneshot(Request::get("/runs?limit=1000").body(Body::empty()).unwrap())
+            .oneshot(
+                Request::get("/runs?limit=1000")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK);
         let body = response.into_body().collect().await.unwrap().to_bytes();
         times.push(started.elapsed());
         size = body.len();
-        assert_eq!(String::from_utf8_lossy(&body).matches("<li class=\"run ").count(), RUNS);
+        assert_eq!(
+            String::from_utf8_lossy(&body)
+                .matches("<li class=\"run ")
+                .count(),
+            RUNS
+        );
     }
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;

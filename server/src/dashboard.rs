@@ -146,7 +146,12 @@ impl Dashboard {
     }
 
     /// Sends one checked event; with `and_run`, runs the pipeline after and waits for it.
-    pub async fn produce_parsed(&self, event: OrderEvent, source: &str, and_run: bool) -> Result<Sent, ApiError> {
+    pub async fn produce_parsed(
+        &self,
+        event: OrderEvent,
+        source: &str,
+        and_run: bool,
+    ) -> Result<Sent, ApiError> {
         let sent = self.lab.produce(&[event], source).await.map_err(failed)?;
         self.sent(sent, and_run).await
     }
@@ -212,7 +217,11 @@ impl Backend for Dashboard {
         views::convert(&detail)
     }
 
-    async fn start_run(&self, started_by: &'static str, wait: bool) -> Result<RunStarted, ApiError> {
+    async fn start_run(
+        &self,
+        started_by: &'static str,
+        wait: bool,
+    ) -> Result<RunStarted, ApiError> {
         let (id_tx, id_rx) = oneshot::channel();
         let (done_tx, done_rx) = oneshot::channel();
         {
@@ -270,11 +279,18 @@ impl Backend for Dashboard {
             });
         }
         let outcome = done_rx.await.unwrap_or_else(|_| {
-            Err(ApiError::Failed("the run's task ended without a result".into()))
+            Err(ApiError::Failed(
+                "the run's task ended without a result".into(),
+            ))
         });
         Ok(RunStarted {
             id,
-            status: if outcome.is_ok() { "succeeded" } else { "failed" }.into(),
+            status: if outcome.is_ok() {
+                "succeeded"
+            } else {
+                "failed"
+            }
+            .into(),
             error: outcome.err().map(|e| e.to_string()),
         })
     }
@@ -288,11 +304,22 @@ impl Backend for Dashboard {
         views::hours(&self.lab, &report).await
     }
 
-    async fn produce_event(&self, form: EventForm, source: &str, and_run: bool) -> Result<Sent, ApiError> {
-        self.produce_parsed(views::parse_form(&form)?, source, and_run).await
+    async fn produce_event(
+        &self,
+        form: EventForm,
+        source: &str,
+        and_run: bool,
+    ) -> Result<Sent, ApiError> {
+        self.produce_parsed(views::parse_form(&form)?, source, and_run)
+            .await
     }
 
-    async fn produce_batch(&self, scenario: &str, batch: &str, and_run: bool) -> Result<Sent, ApiError> {
+    async fn produce_batch(
+        &self,
+        scenario: &str,
+        batch: &str,
+        and_run: bool,
+    ) -> Result<Sent, ApiError> {
         if scenario != "course" {
             return Err(ApiError::field(
                 "scenario",
@@ -302,7 +329,10 @@ impl Backend for Dashboard {
         let course = Scenario::load("course").map_err(failed)?;
         let events = course.batch(batch).map_err(|_| {
             let known: Vec<&str> = course.batches.keys().map(String::as_str).collect();
-            ApiError::field("batch", format!("the course has batches {}, not {batch:?}", known.join(", ")))
+            ApiError::field(
+                "batch",
+                format!("the course has batches {}, not {batch:?}", known.join(", ")),
+            )
         })?;
         let sent = self
             .lab
@@ -321,7 +351,11 @@ impl Backend for Dashboard {
             .ok_or_else(|| ApiError::field("id", format!("no event #{id} was sent to this lab")))?;
         let event = OrderEvent::parse(json.as_bytes())
             .map_err(|e| ApiError::Failed(format!("event #{id} in the history: {e}")))?;
-        let sent = self.lab.produce(&[event], "send-again").await.map_err(failed)?;
+        let sent = self
+            .lab
+            .produce(&[event], "send-again")
+            .await
+            .map_err(failed)?;
         self.sent(sent, and_run).await
     }
 
@@ -329,7 +363,12 @@ impl Backend for Dashboard {
         let history = self.history()?;
         let lab = &self.lab.config.lab;
         let recent = history.produced(lab, RECENT_EVENTS).await.map_err(failed)?;
-        let next_order_id = history.max_order_id(lab).await.map_err(failed)?.unwrap_or(1000) + 1;
+        let next_order_id = history
+            .max_order_id(lab)
+            .await
+            .map_err(failed)?
+            .unwrap_or(1000)
+            + 1;
         let watermark = GoldState::committed(&self.lab)
             .await
             .map_err(failed)?
@@ -343,7 +382,8 @@ impl Backend for Dashboard {
                 views::clock(w),
                 views::clock(late)
             ),
-            _ => "No watermark yet: gold has not seen a placed order, so no event can be late.".into(),
+            _ => "No watermark yet: gold has not seen a placed order, so no event can be late."
+                .into(),
         };
         let batches = Scenario::load("course")
             .map(|c| c.batches.keys().cloned().collect())
@@ -396,7 +436,10 @@ impl Backend for Dashboard {
         dedup: Option<bool>,
     ) -> Result<Settings, ApiError> {
         if let Some(Some(0)) = schedule_seconds {
-            return Err(ApiError::field("schedule_seconds", "at least 1 second, or null for no schedule"));
+            return Err(ApiError::field(
+                "schedule_seconds",
+                "at least 1 second, or null for no schedule",
+            ));
         }
         {
             let mut settings = self.lock_settings();
@@ -407,7 +450,8 @@ impl Backend for Dashboard {
             if let Some(dedup) = dedup {
                 changed.dedup = Some(dedup);
             }
-            let json = serde_json::to_vec_pretty(&changed).map_err(|e| ApiError::Failed(e.to_string()))?;
+            let json =
+                serde_json::to_vec_pretty(&changed).map_err(|e| ApiError::Failed(e.to_string()))?;
             std::fs::create_dir_all(&self.lab.config.data_dir)
                 .and_then(|()| std::fs::write(&self.settings_path, json))
                 .map_err(|e| ApiError::Failed(format!("{}: {e}", self.settings_path.display())))?;

@@ -251,7 +251,10 @@ impl History {
         let older = (runs.len() as i64 > limit).then(|| runs[limit as usize - 1].id);
         let runs = &runs[..runs.len().min(limit as usize)];
         let (Some(newest), Some(oldest)) = (runs.first(), runs.last()) else {
-            return Ok(RunsPage { runs: vec![], older });
+            return Ok(RunsPage {
+                runs: vec![],
+                older,
+            });
         };
         let mut bars: HashMap<i64, Vec<(String, StreamBar)>> = HashMap::new();
         for r in sqlx::query(
@@ -331,7 +334,11 @@ impl History {
     }
 
     /// Events sent to the lab through Reckon, newest first.
-    pub async fn produced(&self, lab: &str, limit: i64) -> Result<Vec<ProducedEvent>, HistoryError> {
+    pub async fn produced(
+        &self,
+        lab: &str,
+        limit: i64,
+    ) -> Result<Vec<ProducedEvent>, HistoryError> {
         let rows = sqlx::query(
             "SELECT id, produced_at, source, \"partition\", \"offset\", event FROM produced_events \
              WHERE lab = ? ORDER BY id DESC LIMIT ?",

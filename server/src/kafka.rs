@@ -260,14 +260,17 @@ impl Kafka {
         let mut messages = vec![];
         let deadline = Instant::now() + REQUEST_TIMEOUT;
         blocking(|| {
-            while messages.last().is_none_or(|(offset, _, _)| offset + 1 < log_end)
+            while messages
+                .last()
+                .is_none_or(|(offset, _, _)| offset + 1 < log_end)
                 && Instant::now() < deadline
             {
                 let Some(message) = reader.poll(Duration::from_millis(200)) else {
                     continue;
                 };
                 let message = message?;
-                let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                let text =
+                    |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
                 messages.push((
                     message.offset(),
                     text(message.key()),

@@ -179,21 +179,23 @@ impl Lab {
             .map_err(io)?;
         let started = Instant::now();
         // Waiting sleeps the thread: let the runtime move other tasks off it meanwhile.
-        crate::kafka::blocking(|| loop {
-            match file.try_lock() {
-                Ok(()) => break Ok(()),
-                Err(std::fs::TryLockError::WouldBlock)
-                    if started.elapsed() < self.config.lock_wait =>
-                {
-                    std::thread::sleep(Duration::from_millis(50));
+        crate::kafka::blocking(|| {
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break Ok(()),
+                    Err(std::fs::TryLockError::WouldBlock)
+                        if started.elapsed() < self.config.lock_wait =>
+                    {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(LabError::Busy {
+                            dir: dir.clone(),
+                            seconds: self.config.lock_wait.as_secs(),
+                        });
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
                 }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(LabError::Busy {
-                        dir: dir.clone(),
-                        seconds: self.config.lock_wait.as_secs(),
-                    });
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
         })?;
         // For people looking at the file: who holds it.

@@ -32,7 +32,12 @@ pub async fn sorted_rows(
     let ctx = session_with(table, name).await?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
     let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
-    collect(&ctx, name, &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", "))).await
+    collect(
+        &ctx,
+        name,
+        &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", ")),
+    )
+    .await
 }
 
 /// Rows a table holds (at the version it is loaded at).
@@ -55,10 +60,13 @@ async fn session_with(table: &DeltaTable, name: TableName) -> Result<SessionCont
             table: name.to_string(),
             source,
         })?;
-    let provider = table.table_provider().await.map_err(|source| TableError::Query {
-        table: name.to_string(),
-        source,
-    })?;
+    let provider = table
+        .table_provider()
+        .await
+        .map_err(|source| TableError::Query {
+            table: name.to_string(),
+            source,
+        })?;
     ctx.register_table("t", Arc::clone(&provider))
         .map_err(|source| TableError::Query {
             table: name.to_string(),
@@ -67,12 +75,21 @@ async fn session_with(table: &DeltaTable, name: TableName) -> Result<SessionCont
     Ok(ctx)
 }
 
-async fn collect(ctx: &SessionContext, name: TableName, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
+async fn collect(
+    ctx: &SessionContext,
+    name: TableName,
+    sql: &str,
+) -> Result<Vec<RecordBatch>, TableError> {
     let query = |source| TableError::Query {
         table: name.to_string(),
         source,
     };
-    ctx.sql(sql).await.map_err(query)?.collect().await.map_err(query)
+    ctx.sql(sql)
+        .await
+        .map_err(query)?
+        .collect()
+        .await
+        .map_err(query)
 }
 
 /// Rows as JSON objects, columns in table order.

@@ -44,11 +44,12 @@ pub fn clock(micros: i64) -> String {
 
 /// The produce form's fields as an event (SPEC §1), or the first field that is wrong.
 pub fn parse_form(form: &EventForm) -> Result<OrderEvent, ApiError> {
-    let order_id: i64 = form
-        .order_id
-        .trim()
-        .parse()
-        .map_err(|_| ApiError::field("order_id", format!("must be a whole number, got {:?}", form.order_id)))?;
+    let order_id: i64 = form.order_id.trim().parse().map_err(|_| {
+        ApiError::field(
+            "order_id",
+            format!("must be a whole number, got {:?}", form.order_id),
+        )
+    })?;
     let json = serde_json::json!({
         "order_id": order_id,
         "customer_id": form.customer_id.trim(),
@@ -73,12 +74,33 @@ pub async fn hours(lab: &Lab, report: &Report) -> Result<Vec<HourRow>, ApiError>
     let history = lab
         .history()
         .ok_or_else(|| ApiError::Failed("this lab keeps no history".into()))?;
-    let mut verdicts = history.hour_verdicts(&lab.config.lab).await.map_err(failed)?;
-    let late_drops = late_drops(&history.gold_runs_with_late(&lab.config.lab).await.map_err(failed)?);
-    let needs_duplicates = report.findings.iter().any(|f| f.verdict == Verdict::Problem);
-    let duplicates = if needs_duplicates { bronze_duplicates(lab).await? } else { vec![] };
-    let dedup = GoldState::committed(lab).await.map_err(failed)?.map(|s| s.dedup);
-    let watermark = GoldState::committed(lab).await.map_err(failed)?.and_then(|s| s.watermark);
+    let mut verdicts = history
+        .hour_verdicts(&lab.config.lab)
+        .await
+        .map_err(failed)?;
+    let late_drops = late_drops(
+        &history
+            .gold_runs_with_late(&lab.config.lab)
+            .await
+            .map_err(failed)?,
+    );
+    let needs_duplicates = report
+        .findings
+        .iter()
+        .any(|f| f.verdict == Verdict::Problem);
+    let duplicates = if needs_duplicates {
+        bronze_duplicates(lab).await?
+    } else {
+        vec![]
+    };
+    let dedup = GoldState::committed(lab)
+        .await
+        .map_err(failed)?
+        .map(|s| s.dedup);
+    let watermark = GoldState::committed(lab)
+        .await
+        .map_err(failed)?
+        .and_then(|s| s.watermark);
 
     Ok(report
         .findings
@@ -186,7 +208,12 @@ struct Duplicate {
 }
 
 async fn bronze_duplicates(lab: &Lab) -> Result<Vec<Duplicate>, ApiError> {
-    let Some(table) = lab.tables.open(TableName::BronzeOrders).await.map_err(failed)? else {
+    let Some(table) = lab
+        .tables
+        .open(TableName::BronzeOrders)
+        .await
+        .map_err(failed)?
+    else {
         return Ok(vec![]);
     };
     let batches = render::sorted_rows(&table, TableName::BronzeOrders, None)
@@ -201,10 +228,10 @@ async fn bronze_duplicates(lab: &Lab) -> Result<Vec<Duplicate>, ApiError> {
             row["order_id"].as_i64().unwrap_or_default(),
             row["event_time"].as_str().unwrap_or_default().to_string(),
         );
-        copies
-            .entry(key)
-            .or_default()
-            .push(format!("partition {} offset {}", row["partition"], row["offset"]));
+        copies.entry(key).or_default().push(format!(
+            "partition {} offset {}",
+            row["partition"], row["offset"]
+        ));
     }
     Ok(copies
         .into_iter()
@@ -220,7 +247,12 @@ async fn bronze_duplicates(lab: &Lab) -> Result<Vec<Duplicate>, ApiError> {
         .collect())
 }
 
-fn explain_problem(finding: &Finding, hour: i64, duplicates: &[Duplicate], dedup: Option<bool>) -> String {
+fn explain_problem(
+    finding: &Finding,
+    hour: i64,
+    duplicates: &[Duplicate],
+    dedup: Option<bool>,
+) -> String {
     let in_hour: Vec<String> = duplicates
         .iter()
         .filter(|d| (hour..hour + HOUR_MICROS).contains(&d.event_time))
@@ -235,7 +267,9 @@ fn explain_problem(finding: &Finding, hour: i64, duplicates: &[Duplicate], dedup
         })
         .collect();
     let cause = match dedup {
-        Some(false) => " Deduplication was off when gold's state started, so gold counted every copy.",
+        Some(false) => {
+            " Deduplication was off when gold's state started, so gold counted every copy."
+        }
         _ => "",
     };
     if in_hour.is_empty() {
@@ -297,7 +331,10 @@ pub async fn topic(lab: &Lab) -> Result<TopicView, ApiError> {
 }
 
 /// The last offset bronze stored per partition (rows or rejects, whichever is further).
-async fn stored_offsets(lab: &Lab, partitions: &[i32]) -> Result<HashMap<i32, Option<i64>>, ApiError> {
+async fn stored_offsets(
+    lab: &Lab,
+    partitions: &[i32],
+) -> Result<HashMap<i32, Option<i64>>, ApiError> {
     let mut stored: HashMap<i32, Option<i64>> = partitions.iter().map(|p| (*p, None)).collect();
     for name in [TableName::BronzeOrders, TableName::BronzeRejects] {
         let Some(table) = lab.tables.open(name).await.map_err(failed)? else {
@@ -315,12 +352,21 @@ async fn stored_offsets(lab: &Lab, partitions: &[i32]) -> Result<HashMap<i32, Op
 }
 
 /// A table's rows at `version` (the latest when `None`) and its commits.
-pub async fn table(lab: &Lab, name: TableName, version: Option<i64>) -> Result<TableView, ApiError> {
+pub async fn table(
+    lab: &Lab,
+    name: TableName,
+    version: Option<i64>,
+) -> Result<TableView, ApiError> {
     let mut view = TableView {
         name: name.to_string(),
         version: None,
         latest_version: None,
-        columns: name.schema().fields().iter().map(|f| f.name().clone()).collect(),
+        columns: name
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect(),
         rows: vec![],
         total_rows: 0,
         versions: vec![],
@@ -335,7 +381,8 @@ pub async fn table(lab: &Lab, name: TableName, version: Option<i64>) -> Result<T
         let mut history = table.history(Some(VERSIONS_SHOWN));
         let mut at = latest;
         while let Some(commit) = history.next().await {
-            let commit = commit.map_err(|e| ApiError::Failed(format!("{name}: reading its log: {e}")))?;
+            let commit =
+                commit.map_err(|e| ApiError::Failed(format!("{name}: reading its log: {e}")))?;
             commits.push(TableVersion {
                 version: at,
                 timestamp: commit
@@ -350,10 +397,13 @@ pub async fn table(lab: &Lab, name: TableName, version: Option<i64>) -> Result<T
     view.versions = commits;
     if let Some(v) = version {
         if !(0..=latest).contains(&v) {
-            return Err(ApiError::field("version", format!("{name} has versions 0 to {latest}, not {v}")));
+            return Err(ApiError::field(
+                "version",
+                format!("{name} has versions 0 to {latest}, not {v}"),
+            ));
         }
         table
-            .load_version(v)
+            .load_version(v as u64)
             .await
             .map_err(|e| ApiError::Failed(format!("{name} at version {v}: {e}")))?;
     }
@@ -398,7 +448,11 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
         },
     }];
 
-    let bronze = lab.tables.open(TableName::BronzeOrders).await.map_err(failed)?;
+    let bronze = lab
+        .tables
+        .open(TableName::BronzeOrders)
+        .await
+        .map_err(failed)?;
     let bronze_version = bronze.as_ref().map(tables::version);
     nodes.push(PipelineNode {
         name: "bronze_orders".into(),
@@ -411,7 +465,12 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
         },
     });
     for (name, stream, app_id, role) in [
-        (TableName::Orders, "silver", silver::APP_ID, "the newest state of each order"),
+        (
+            TableName::Orders,
+            "silver",
+            silver::APP_ID,
+            "the newest state of each order",
+        ),
         (
             TableName::HourlySales,
             "gold",
@@ -458,7 +517,9 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
 
 async fn count(lab: &Lab, name: TableName) -> Result<Option<i64>, ApiError> {
     match lab.tables.open(name).await.map_err(failed)? {
-        Some(table) => Ok(Some(render::count_rows(&table, name).await.map_err(failed)?)),
+        Some(table) => Ok(Some(
+            render::count_rows(&table, name).await.map_err(failed)?,
+        )),
         None => Ok(None),
     }
 }
@@ -474,7 +535,11 @@ async fn topic_counts(lab: &Lab) -> Result<Option<(i64, i64)>, ApiError> {
     for p in partitions {
         let (start, end) = kafka.log_offsets(&lab.config.topic, p).map_err(failed)?;
         messages += end - start;
-        let next = stored.get(&p).copied().flatten().map_or(start, |o| (o + 1).max(start));
+        let next = stored
+            .get(&p)
+            .copied()
+            .flatten()
+            .map_or(start, |o| (o + 1).max(start));
         lag += (end - next).max(0);
     }
     Ok(Some((messages, lag)))

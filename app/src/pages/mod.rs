@@ -18,7 +18,11 @@ use crate::components::ErrorLine;
 
 /// Renders what `fetch` loads (again on every live announcement, and when `key` changes) with
 /// `render`, or the error it failed with.
-pub fn loaded<K, T, F, Fut, R, V>(key: impl Fn() -> K + Send + Sync + 'static, fetch: F, render: R) -> impl IntoView
+pub fn loaded<K, T, F, Fut, R, V>(
+    key: impl Fn() -> K + Send + Sync + 'static,
+    fetch: F,
+    render: R,
+) -> impl IntoView
 where
     K: PartialEq + Clone + Send + Sync + 'static,
     T: Clone + Serialize + DeserializeOwned + Send + Sync + 'static,

@@ -33,8 +33,9 @@ pub fn PipelinePage() -> impl IntoView {
 }
 
 fn node_view(n: PipelineNode) -> impl IntoView {
+    let node = n.name.clone();
     view! {
-        <div class="node" data-node=n.name.clone()>
+        <div class="node" data-node=node>
             <h2>{n.name}</h2>
             <p class="role">{n.role}</p>
             <p class="rows">{n.rows.map(|r| format!("{r} rows")).unwrap_or_else(|| "not created yet".into())}</p>

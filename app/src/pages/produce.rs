@@ -58,13 +58,19 @@ fn sent_view(value: Signal<Option<Result<Sent, ApiError>>>) -> impl IntoView {
     });
     move || match value.get() {
         Some(Ok(sent)) => {
-            let places: Vec<String> = sent.sent.iter().map(|s| format!("partition {} offset {}", s.partition, s.offset)).collect();
+            let places: Vec<String> = sent
+                .sent
+                .iter()
+                .map(|s| format!("partition {} offset {}", s.partition, s.offset))
+                .collect();
             Some(view! {
                 <p class="outcome sent">{format!("Sent {} event(s): {}.", sent.sent.len(), places.join(", "))}</p>
                 {sent.run.map(|run| view! { <RunOutcome run /> })}
             }.into_any())
         }
-        Some(Err(e)) if e.field_name().is_none() => Some(view! { <ErrorLine error=e /> }.into_any()),
+        Some(Err(e)) if e.field_name().is_none() => {
+            Some(view! { <ErrorLine error=e /> }.into_any())
+        }
         _ => None,
     }
 }
@@ -73,7 +79,10 @@ fn sent_view(value: Signal<Option<Result<Sent, ApiError>>>) -> impl IntoView {
 fn EventFormView(page: Page, preset: String, action: ServerAction<ProduceEvent>) -> impl IntoView {
     let value: Signal<_> = action.value().into();
     let (event_time, note) = match preset.as_str() {
-        "late" => (page.late_event_time.clone().unwrap_or_default(), Some(page.late_explanation.clone())),
+        "late" => (
+            page.late_event_time.clone().unwrap_or_default(),
+            Some(page.late_explanation.clone()),
+        ),
         "now" => (page.now.clone(), None),
         _ => (String::new(), None),
     };
@@ -101,7 +110,7 @@ fn EventFormView(page: Page, preset: String, action: ServerAction<ProduceEvent>)
                 {field("customer_id", "customer", view! { <input name="event[customer_id]" value="c-lab" /> }.into_any())}
                 {field("status", "status", view! {
                     <select name="event[status]">
-                        {STATUSES.iter().map(|s| view! { <option value=*s selected=*s == status>{*s}</option> }).collect_view()}
+                        {STATUSES.iter().map(|s| view! { <option value=*s selected={*s == status}>{*s}</option> }).collect_view()}
                     </select>
                 }.into_any())}
                 {field("amount", "amount", view! { <input name="event[amount]" inputmode="decimal" value="10.00" /> }.into_any())}
@@ -136,7 +145,11 @@ fn BatchButtons(batches: Vec<String>, action: ServerAction<SendBatch>) -> impl I
 
 #[component]
 fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
-    let watermark = page.watermark.as_deref().map(short_time).unwrap_or_else(|| "none yet".into());
+    let watermark = page
+        .watermark
+        .as_deref()
+        .map(short_time)
+        .unwrap_or_else(|| "none yet".into());
     view! {
         <section class="recent">
             <h2>"Recently sent"</h2>
@@ -156,7 +169,7 @@ fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
                         <td>
                             <ActionForm action attr:class="again-form">
                                 <input type="hidden" name="id" value=e.id.to_string() />
-                                <button type="submit" data-again=e.id>"send again"</button>
+                                <button type="submit" data-again=e.id.to_string()>"send again"</button>
                             </ActionForm>
                         </td>
                     </tr>
@@ -169,8 +182,8 @@ fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
 #[component]
 fn SettingsView(settings: Settings, actions: Actions) -> impl IntoView {
     let (save, reset) = (actions.save, actions.reset);
-    let saved: Signal<_> = save.value().into();
-    let reset_value: Signal<_> = reset.value().into();
+    let saved: Signal<Option<Result<Settings, ApiError>>> = save.value().into();
+    let reset_value: Signal<Option<Result<Settings, ApiError>>> = reset.value().into();
     Effect::new(move |_| {
         if reset_value.get().is_some_and(|r| r.is_ok()) {
             Live::bump();

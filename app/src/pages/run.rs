@@ -11,7 +11,13 @@ use crate::pages::loaded;
 #[component]
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
-    let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(-1);
+    let id = move || {
+        params
+            .read()
+            .get("id")
+            .and_then(|id| id.parse::<i64>().ok())
+            .unwrap_or(-1)
+    };
     view! {
         {loaded(id, get_run, |run: RunDetail| {
             let r = &run.run;

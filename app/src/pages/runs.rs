@@ -39,11 +39,18 @@ pub fn RunsPage() -> impl IntoView {
 #[component]
 fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
     let status = run.run.status.clone();
-    let check = run.check.clone().map(|c| view! { <span class=format!("verdict {c}")>{format!("check: {c}")}</span> });
-    let bars = run.streams.iter().map(|bar| bar_view(bar, longest, &status)).collect_view();
+    let check = run
+        .check
+        .clone()
+        .map(|c| view! { <span class=format!("verdict {c}")>{format!("check: {c}")}</span> });
+    let bars = run
+        .streams
+        .iter()
+        .map(|bar| bar_view(bar, longest, &status))
+        .collect_view();
     let figures = run.streams.into_iter().map(figures_view).collect_view();
     view! {
-        <li class=format!("run {status}") data-run=run.run.id>
+        <li class=format!("run {status}") data-run=run.run.id.to_string()>
             <div class="run-head">
                 <a href=format!("/runs/{}", run.run.id)>{format!("#{}", run.run.id)}</a>
                 <span class="when">{short_time(&run.run.started_at)}</span>
@@ -87,8 +94,14 @@ fn figures_view(bar: StreamBar) -> impl IntoView {
         (None, None) => String::new(),
         (before, after) => format!(
             "{} -> {}",
-            before.as_deref().map(short_time).unwrap_or_else(|| "none".into()),
-            after.as_deref().map(short_time).unwrap_or_else(|| "none".into())
+            before
+                .as_deref()
+                .map(short_time)
+                .unwrap_or_else(|| "none".into()),
+            after
+                .as_deref()
+                .map(short_time)
+                .unwrap_or_else(|| "none".into())
         ),
     };
     view! {

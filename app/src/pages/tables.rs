@@ -34,7 +34,10 @@ fn table_view(t: TableView) -> impl IntoView {
     let at = if Some(version) == t.latest_version {
         format!("version {version} (latest)")
     } else {
-        format!("version {version} (latest is {})", t.latest_version.unwrap_or(version))
+        format!(
+            "version {version} (latest is {})",
+            t.latest_version.unwrap_or(version)
+        )
     };
     let shown = if t.rows.len() < t.total_rows {
         format!("{} rows; the first {} shown", t.total_rows, t.rows.len())

@@ -16,7 +16,7 @@ pub fn TopicPage() -> impl IntoView {
                     <table class="partitions">
                         <tr><th>"partition"</th><th>"log start"</th><th>"log end"</th><th>"bronze stored"</th><th>"lag"</th></tr>
                         {partitions.iter().map(|p| view! {
-                            <tr data-partition=p.partition>
+                            <tr data-partition=p.partition.to_string()>
                                 <td>{p.partition}</td><td>{p.log_start}</td><td>{p.log_end}</td>
                                 <td>{p.bronze_offset.map(|o| o.to_string()).unwrap_or_else(|| "none".into())}</td>
                                 <td>{p.lag}</td>

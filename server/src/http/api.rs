@@ -63,7 +63,10 @@ fn bool_param(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiEr
     match query.get(name).map(String::as_str) {
         None | Some("false") | Some("0") => Ok(false),
         Some("true") | Some("1") | Some("") => Ok(true),
-        Some(other) => Err(ApiError::field(name, format!("must be true or false, got {other:?}"))),
+        Some(other) => Err(ApiError::field(
+            name,
+            format!("must be true or false, got {other:?}"),
+        )),
     }
 }
 
@@ -95,11 +98,18 @@ pub async fn start_run(
 ) -> Result<Response, Failure> {
     let wait = bool_param(&query, "wait")?;
     let run = state.dashboard.start_run("api", wait).await?;
-    let status = if wait { StatusCode::OK } else { StatusCode::ACCEPTED };
+    let status = if wait {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
     Ok((status, Json(run)).into_response())
 }
 
-pub async fn run(State(state): State<AppState>, Path(id): Path<String>) -> Answer<app::model::RunDetail> {
+pub async fn run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Answer<app::model::RunDetail> {
     let id = id
         .parse()
         .map_err(|_| ApiError::field("id", format!("a run id is a whole number, not {id:?}")))?;
@@ -125,10 +135,16 @@ pub async fn produce(
             _ => Err(ApiError::field(name, "required, as text")),
         };
         let (scenario, batch) = (text("scenario")?, text("batch")?);
-        state.dashboard.produce_batch(&scenario, &batch, and_run).await?
+        state
+            .dashboard
+            .produce_batch(&scenario, &batch, and_run)
+            .await?
     } else {
         let event = views::parse_event(&Value::Object(body))?;
-        state.dashboard.produce_parsed(event, "api", and_run).await?
+        state
+            .dashboard
+            .produce_parsed(event, "api", and_run)
+            .await?
     };
     Ok(Json(sent))
 }
@@ -138,7 +154,10 @@ pub async fn settings(State(state): State<AppState>) -> Answer<app::model::Setti
 }
 
 /// `{"schedule_seconds": 60}` (null: no schedule) and/or `{"dedup": false}` (from the next reset).
-pub async fn update_settings(State(state): State<AppState>, body: Bytes) -> Answer<app::model::Settings> {
+pub async fn update_settings(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Answer<app::model::Settings> {
     let body = object(&body)?;
     let mut schedule = None;
     let mut dedup = None;
@@ -147,7 +166,10 @@ pub async fn update_settings(State(state): State<AppState>, body: Bytes) -> Answ
             ("schedule_seconds", Value::Null) => schedule = Some(None),
             ("schedule_seconds", v) => {
                 let seconds = v.as_u64().ok_or_else(|| {
-                    ApiError::field("schedule_seconds", "a whole number of seconds, or null for no schedule")
+                    ApiError::field(
+                        "schedule_seconds",
+                        "a whole number of seconds, or null for no schedule",
+                    )
                 })?;
                 schedule = Some(Some(seconds));
             }
@@ -162,7 +184,9 @@ pub async fn update_settings(State(state): State<AppState>, body: Bytes) -> Answ
             }
         }
     }
-    Ok(Json(state.dashboard.update_settings(schedule, dedup).await?))
+    Ok(Json(
+        state.dashboard.update_settings(schedule, dedup).await?,
+    ))
 }
 
 pub async fn reset(State(state): State<AppState>) -> Answer<app::model::Settings> {
@@ -171,26 +195,38 @@ pub async fn reset(State(state): State<AppState>) -> Answer<app::model::Settings
 
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
 /// settings), until the server stops.
-pub async fn live(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn live(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let receiver = state.dashboard.subscribe();
     let stopping = state.stopping.clone();
-    let stream = futures::stream::unfold((receiver, stopping), |(mut receiver, mut stopping)| async move {
-        loop {
-            if *stopping.borrow() {
-                return None;
-            }
-            tokio::select! {
-                message = receiver.recv() => match message {
-                    Ok(data) => return Some((Ok(Event::default().data(data)), (receiver, stopping))),
+    let stream = futures::stream::unfold(
+        (receiver, stopping),
+        |(mut receiver, mut stopping)| async move {
+            loop {
+                if *stopping.borrow() {
+                    return None;
+                }
+                let message = tokio::select! {
+                    message = receiver.recv() => message,
+                    changed = stopping.changed() => {
+                        if changed.is_err() {
+                            return None;
+                        }
+                        continue;
+                    }
+                };
+                let data = match message {
+                    Ok(data) => data,
                     // Missed some: one message makes the page reload all the same.
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        return Some((Ok(Event::default().data("{\"event\":\"lagged\"}")), (receiver, stopping)));
+                        "{\"event\":\"lagged\"}".to_string()
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-                },
-                changed = stopping.changed() => if changed.is_err() { return None },
+                };
+                return Some((Ok(Event::default().data(data)), (receiver, stopping)));
             }
-        }
-    });
+        },
+    );
     Sse::new(stream).keep_alive(KeepAlive::default())
 }

@@ -74,12 +74,23 @@ pub fn app(state: AppState) -> Router {
         .route("/api/runs/{id}", get(api::run))
         .route("/api/hours", get(api::hours))
         .route("/api/produce", post(api::produce))
-        .route("/api/settings", get(api::settings).post(api::update_settings))
+        .route(
+            "/api/settings",
+            get(api::settings).post(api::update_settings),
+        )
         .route("/api/reset", post(api::reset))
         .route("/api/live", get(api::live))
         .route("/fn/{*name}", get(server_fn).post(server_fn))
-        .leptos_routes_with_context(&state, generate_route_list(app::App), context.clone(), shell)
-        .fallback(file_and_error_handler_with_context(context, app::shell))
+        .leptos_routes_with_context(
+            &state,
+            generate_route_list(app::App),
+            context.clone(),
+            shell,
+        )
+        .fallback(file_and_error_handler_with_context::<AppState, _>(
+            context,
+            app::shell,
+        ))
         .with_state(state)
 }
 
