@@ -37,7 +37,8 @@ struct SettingsFile {
 
 /// The run in progress, if any: one per lab at a time.
 struct Running {
-    id: i64,
+    /// `None` while it waits for the lab's lock (a CLI run may hold it).
+    id: Option<i64>,
     /// The task driving it; shutdown waits for it so a run finishes instead of being cut.
     task: JoinHandle<()>,
 }
@@ -140,7 +141,10 @@ impl Dashboard {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         if let Some(running) = running {
-            tracing::info!("waiting for run #{} to finish", running.id);
+            tracing::info!(
+                "waiting for the run in progress ({:?}) to finish",
+                running.id
+            );
             let _ = running.task.await;
         }
     }
@@ -227,10 +231,13 @@ impl Backend for Dashboard {
         {
             let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
-                return Err(ApiError::Busy(format!(
-                    "run #{} is in progress; start another when it ends",
-                    r.id
-                )));
+                return Err(ApiError::Busy(match r.id {
+                    Some(id) => format!("run #{id} is in progress; start another when it ends"),
+                    None => {
+                        "a run is starting (waiting for the lab's lock); start another when it ends"
+                            .into()
+                    }
+                }));
             }
             let lab = self.lab.started_by(started_by);
             let dedup = self.dedup_setting();
@@ -250,7 +257,7 @@ impl Backend for Dashboard {
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
                 let _ = done_tx.send(result.map(|_| ()).map_err(failed));
             });
-            *running = Some(Running { id: 0, task });
+            *running = Some(Running { id: None, task });
         }
         let id = match id_rx.await {
             Ok(Some(id)) => id,
@@ -269,7 +276,7 @@ impl Backend for Dashboard {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
         {
-            r.id = id;
+            r.id = Some(id);
         }
         if !wait {
             return Ok(RunStarted {

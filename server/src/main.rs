@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use app::api::Backend;
 use clap::{Parser, Subcommand};
 use reckon::crash::CrashPoint;
 use reckon::dashboard::Dashboard;
@@ -122,6 +123,10 @@ enum Command {
         /// The built site (wasm, JS, CSS) from `cargo leptos build`.
         #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
         site: PathBuf,
+        /// Run the pipeline every SECONDS (0: never), kept in the lab's settings; the dashboard
+        /// changes it too. Default: as last set (off at first).
+        #[arg(long, value_name = "SECONDS")]
+        schedule: Option<u64>,
     },
     /// Print a table's rows, sorted by its key.
     Table {
@@ -300,14 +305,25 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("{}", freshness.sentences.join(" "));
             }
         }
-        Command::Serve { addr, site } => {
+        Command::Serve {
+            addr,
+            site,
+            schedule,
+        } => {
             // Start the local broker now, not at the first click.
             lab.kafka().await?;
             let listener = tokio::net::TcpListener::bind(&addr)
                 .await
                 .with_context(|| format!("addr: cannot listen on {addr}"))?;
             println!("Reckon's dashboard: http://{}", listener.local_addr()?);
-            let state = http::AppState::new(Dashboard::new(lab), site);
+            let dashboard = Dashboard::new(lab);
+            if let Some(seconds) = schedule {
+                dashboard
+                    .update_settings(Some((seconds > 0).then_some(seconds)), None)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
+            }
+            let state = http::AppState::new(dashboard, site);
             http::serve(listener, state, http::shutdown_signal()).await?;
         }
         Command::Table { name, json } => {
