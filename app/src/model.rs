@@ -76,7 +76,7 @@ pub struct RunsPage {
 }
 
 /// Kafka offsets (first and last, inclusive) a bronze run read from one partition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionRange {
     pub partition: i32,
     pub first: i64,

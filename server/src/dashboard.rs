@@ -194,10 +194,9 @@ pub fn failed(e: impl Into<LabError>) -> ApiError {
 #[async_trait::async_trait]
 impl Backend for Dashboard {
     async fn freshness(&self) -> Result<Freshness, ApiError> {
-        let f = freshness::freshness(&self.lab, Utc::now())
+        freshness::freshness(&self.lab, Utc::now())
             .await
-            .map_err(failed)?;
-        views::convert(&f)
+            .map_err(failed)
     }
 
     async fn runs(&self, before: Option<i64>, limit: i64) -> Result<RunsPage, ApiError> {

@@ -3,7 +3,6 @@
 //! check went. Derived from the tables (truth) and the history (what happened when).
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::history::HistoryError;
 use crate::lab::{Lab, LabError};
@@ -13,29 +12,15 @@ use crate::tables::TableName;
 
 /// Green: runs and checks pass. Amber: nothing wrong, but nothing checked yet. Red: the last run
 /// failed or the last check found a problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Light {
     Green,
     Amber,
     Red,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Freshness {
-    pub light: Light,
-    /// The last hour written to `hourly_sales` (RFC 3339): every hour up to it is final.
-    pub final_through: Option<String>,
-    /// The first hour not final yet.
-    pub next_hour: Option<String>,
-    /// The event time from which a placed order closes `next_hour`.
-    pub closes_with_order_at: Option<String>,
-    pub last_run_at: Option<String>,
-    /// The last check's verdict: `passed` or `problem`.
-    pub last_check: Option<String>,
-    /// The sentences the home page shows.
-    pub sentences: Vec<String>,
-}
+/// The answer, as the home page and `reckon freshness --json` show it.
+pub use app::model::Freshness;
 
 fn clock(micros: i64, with_day: bool) -> String {
     let t = DateTime::<Utc>::from_timestamp_micros(micros).unwrap_or_default();
@@ -130,7 +115,12 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         }
     }
     Ok(Freshness {
-        light,
+        light: match light {
+            Light::Green => "green",
+            Light::Amber => "amber",
+            Light::Red => "red",
+        }
+        .into(),
         final_through: last_written.map(crate::event::format_micros),
         next_hour: next_hour.map(crate::event::format_micros),
         closes_with_order_at: closes_at.map(crate::event::format_micros),

@@ -272,7 +272,7 @@ pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
                     event_time: format_micros(t),
                     partition: partition.value(i),
                     offset: offset.value(i),
-                    reason,
+                    reason: reason.into(),
                 });
             }
         }

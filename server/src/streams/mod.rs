@@ -69,43 +69,9 @@ pub enum StreamError {
     State { path: String, detail: String },
 }
 
-/// Which part of its source a stream run covered.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SourceRange {
-    /// Kafka offsets read, per partition, first and last inclusive.
-    Offsets {
-        topic: String,
-        partitions: Vec<PartitionRange>,
-    },
-    /// Bronze versions read, first and last inclusive.
-    Versions {
-        table: String,
-        first: i64,
-        last: i64,
-    },
-    /// Nothing new.
-    Nothing,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct PartitionRange {
-    pub partition: i32,
-    pub first: i64,
-    pub last: i64,
-}
-
-/// An event a stream read but did not count, and why.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct DroppedEvent {
-    pub order_id: i64,
-    pub status: String,
-    pub event_time: String,
-    pub partition: i32,
-    pub offset: i64,
-    /// `late` (behind the watermark) or `duplicate` (seen within the watermark).
-    pub reason: &'static str,
-}
+/// Which part of its source a stream run covered, partitions read, events not counted: the
+/// dashboard's own types, so a run record reads the same in the history and on the page.
+pub use app::model::{DroppedEvent, PartitionRange, SourceRange};
 
 /// What one stream run did (SPEC §3); the history keeps these, the tables keep the truth.
 #[derive(Debug, Clone, Serialize)]
