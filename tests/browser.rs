@@ -75,6 +75,7 @@ impl Browser {
         };
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"]
@@ -159,10 +160,12 @@ impl Browser {
             .await
             != json!(true)
         {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "waited {PATIENCE:?} for {what}"
-            );
+            if started.elapsed() > PATIENCE {
+                self.screenshot("failed").await;
+                let page = self.call("GET", "/source", json!({})).await;
+                let console = self.try_call("POST", "/se/log", json!({"type": "browser"})).await;
+                panic!("waited {PATIENCE:?} for {what}; the console: {console:?}\nthe page:\n{page}");
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -228,7 +231,7 @@ impl Drop for Browser {
 async fn a_newcomer_plays_the_course_in_the_browser() {
     let site = site_root();
     assert!(
-        site.join("pkg/reckon_bg.wasm").exists(),
+        site.join("pkg/reckon.wasm").exists(),
         "no built site in {}: run `cargo leptos build` (make test does) or set RECKON_SITE",
         site.display()
     );

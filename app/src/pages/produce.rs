@@ -155,6 +155,7 @@ fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
             <h2>"Recently sent"</h2>
             <p>{format!("Gold's watermark: {watermark}. An event older than the watermark is dropped as late.")}</p>
             <table>
+                <tbody>
                 <tr><th>"sent"</th><th>"by"</th><th>"order"</th><th>"customer"</th><th>"status"</th><th>"amount"</th><th>"event time"</th><th>"partition/offset"</th><th></th></tr>
                 {page.recent.into_iter().map(|e| view! {
                     <tr>
@@ -174,6 +175,7 @@ fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
                         </td>
                     </tr>
                 }).collect_view()}
+                </tbody>
             </table>
         </section>
     }

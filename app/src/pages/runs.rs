@@ -61,8 +61,10 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
             </div>
             <div class="axis">{bars}</div>
             <table class="figures">
+                <tbody>
                 <tr><th>"stream"</th><th>"read"</th><th>"written"</th><th>"late"</th><th>"duplicate"</th><th>"rejected"</th><th>"watermark"</th></tr>
                 {figures}
+                </tbody>
             </table>
         </li>
     }

@@ -50,14 +50,17 @@ fn table_view(t: TableView) -> impl IntoView {
         <p>{shown}</p>
         <div class="scroll">
             <table class="rows" data-table=t.name.clone()>
+                <tbody>
                 <tr>{t.columns.into_iter().map(|c| view! { <th>{c}</th> }).collect_view()}</tr>
                 {t.rows.into_iter().map(|row| view! {
                     <tr>{row.into_iter().map(|cell| view! { <td>{cell}</td> }).collect_view()}</tr>
                 }).collect_view()}
+                </tbody>
             </table>
         </div>
         <h2>"Versions"</h2>
         <table class="versions">
+            <tbody>
             <tr><th>"version"</th><th>"committed"</th><th>"operation"</th></tr>
             {t.versions.into_iter().map(|v| view! {
                 <tr>
@@ -66,6 +69,7 @@ fn table_view(t: TableView) -> impl IntoView {
                     <td>{v.operation.unwrap_or_default()}</td>
                 </tr>
             }).collect_view()}
+            </tbody>
         </table>
     }.into_any()
 }

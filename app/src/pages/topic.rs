@@ -14,6 +14,7 @@ pub fn TopicPage() -> impl IntoView {
                 None => view! { <p>"The topic does not exist yet: it is created by the first send."</p> }.into_any(),
                 Some(partitions) => view! {
                     <table class="partitions">
+                        <tbody>
                         <tr><th>"partition"</th><th>"log start"</th><th>"log end"</th><th>"bronze stored"</th><th>"lag"</th></tr>
                         {partitions.iter().map(|p| view! {
                             <tr data-partition=p.partition.to_string()>
@@ -22,14 +23,17 @@ pub fn TopicPage() -> impl IntoView {
                                 <td>{p.lag}</td>
                             </tr>
                         }).collect_view()}
+                        </tbody>
                     </table>
                     {partitions.into_iter().map(|p| view! {
                         <h2>{format!("Partition {}: last messages", p.partition)}</h2>
                         <table class="messages">
+                            <tbody>
                             <tr><th>"offset"</th><th>"key"</th><th>"value"</th></tr>
                             {p.last_messages.into_iter().map(|m| view! {
                                 <tr><td>{m.offset}</td><td>{m.key.unwrap_or_default()}</td><td><code>{m.value}</code></td></tr>
                             }).collect_view()}
+                            </tbody>
                         </table>
                     }).collect_view()}
                 }.into_any(),
