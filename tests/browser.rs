@@ -37,6 +37,12 @@ fn artifacts() -> PathBuf {
     dir
 }
 
+/// Screenshots of an earlier run would pass for this one's.
+fn clear_artifacts() {
+    let _ = std::fs::remove_dir_all(artifacts());
+    artifacts();
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -163,8 +169,12 @@ impl Browser {
             if started.elapsed() > PATIENCE {
                 self.screenshot("failed").await;
                 let page = self.call("GET", "/source", json!({})).await;
-                let console = self.try_call("POST", "/se/log", json!({"type": "browser"})).await;
-                panic!("waited {PATIENCE:?} for {what}; the console: {console:?}\nthe page:\n{page}");
+                let console = self
+                    .try_call("POST", "/se/log", json!({"type": "browser"}))
+                    .await;
+                panic!(
+                    "waited {PATIENCE:?} for {what}; the console: {console:?}\nthe page:\n{page}"
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -235,6 +245,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         "no built site in {}: run `cargo leptos build` (make test does) or set RECKON_SITE",
         site.display()
     );
+    clear_artifacts();
     let lab = TestLab::new("browser");
     let state = lab.dashboard(&site).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

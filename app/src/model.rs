@@ -293,9 +293,14 @@ pub struct PipelineNode {
     pub name: String,
     /// What the node is, in a few words.
     pub role: String,
-    /// Rows (or messages) it holds; `None` when it does not exist yet.
+    /// Rows (or messages) it holds; `None` when it does not exist yet (or holds none: the check).
     pub rows: Option<i64>,
+    /// What `rows` counts: "rows", "messages"; `None` for a node that holds nothing.
+    pub unit: Option<String>,
+    /// When it last changed: the last run (or, for the topic, the last send through Reckon).
     pub last_run_at: Option<String>,
+    /// How to say `last_run_at`: "last run", "last send", "last check".
+    pub last_label: String,
     /// The node's state in a few words: "up to date", "3 messages not read yet", ...
     pub freshness: String,
 }

@@ -107,11 +107,13 @@ pub async fn hours(lab: &Lab, report: &Report) -> Result<Vec<HourRow>, ApiError>
         .iter()
         .filter_map(|finding| {
             let figures = finding.figures.as_ref()?;
-            let start = DateTime::parse_from_rfc3339(&figures.hour).ok()?.timestamp_micros();
+            let start = DateTime::parse_from_rfc3339(&figures.hour)
+                .ok()?
+                .timestamp_micros();
             let explanation = match finding.verdict {
                 Verdict::Ok => format!(
-                    "Gold counted {} placed order(s), {}, and bronze's distinct placed events agree.",
-                    figures.orders.unwrap_or(0),
+                    "Gold counted {}, {}, and bronze's distinct placed events agree.",
+                    placed_orders(figures.orders.unwrap_or(0)),
                     figures.revenue.clone().unwrap_or_default()
                 ),
                 Verdict::Late => explain_late(finding, start, &late_drops),
@@ -131,6 +133,14 @@ pub async fn hours(lab: &Lab, report: &Report) -> Result<Vec<HourRow>, ApiError>
             })
         })
         .collect())
+}
+
+fn placed_orders(n: i64) -> String {
+    if n == 1 {
+        "1 placed order".into()
+    } else {
+        format!("{n} placed orders")
+    }
 }
 
 /// A placed event gold dropped as late: which run, and the watermark it was compared with.
@@ -436,11 +446,19 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
     let at = |stream: &str| last.get(stream).cloned();
 
     let topic = topic_counts(lab).await?;
+    let last_send = history
+        .produced(&lab.config.lab, 1)
+        .await
+        .map_err(failed)?
+        .pop()
+        .map(|e| e.produced_at);
     let mut nodes = vec![PipelineNode {
-        name: format!("Kafka topic {}", lab.config.topic),
-        role: "the shop's order events".into(),
+        name: "Kafka topic".into(),
+        role: format!("{}: the shop's order events", lab.config.topic),
         rows: topic.map(|(messages, _)| messages),
-        last_run_at: None,
+        unit: Some("messages".into()),
+        last_run_at: last_send,
+        last_label: "last send".into(),
         freshness: match topic {
             None => "not created yet".into(),
             Some((_, 0)) => "bronze has read every message".into(),
@@ -458,7 +476,9 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
         name: "bronze_orders".into(),
         role: "every event, as it came".into(),
         rows: count(lab, TableName::BronzeOrders).await?,
+        unit: Some("rows".into()),
         last_run_at: at("bronze"),
+        last_label: "last run".into(),
         freshness: match topic {
             Some((_, lag)) if lag > 0 => format!("{lag} message(s) behind the topic"),
             _ => "up to date with the topic".into(),
@@ -493,7 +513,9 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
             name: name.to_string(),
             role: role.into(),
             rows: count(lab, name).await?,
+            unit: Some("rows".into()),
             last_run_at: at(stream),
+            last_label: "last run".into(),
             freshness,
         });
     }
@@ -505,7 +527,9 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
         name: "check".into(),
         role: "recounts silver and gold from bronze".into(),
         rows: None,
+        unit: None,
         last_run_at: at("check"),
+        last_label: "last check".into(),
         freshness: match last_check {
             None => "not run yet".into(),
             Some(false) => "the last check passed".into(),

@@ -46,7 +46,7 @@ fn hour_row(h: HourRow) -> impl IntoView {
     let (class, verdict) = (format!("hour {}", h.verdict), h.verdict.clone());
     view! {
         <tr class=class data-hour=h.hour.clone() data-verdict=verdict>
-            <td>{short_time(&h.hour)}</td>
+            <td class="when">{hour_label(&h.hour)}</td>
             <td>{h.orders.map(|o| o.to_string()).unwrap_or_else(|| "-".into())}</td>
             <td>{h.revenue.unwrap_or_else(|| "-".into())}</td>
             <td>{h.bronze_orders}</td>
@@ -56,4 +56,10 @@ fn hour_row(h: HourRow) -> impl IntoView {
             <td class="changes">{changes}</td>
         </tr>
     }
+}
+
+/// `2026-10-01 09:00`: an hour needs no seconds.
+fn hour_label(hour: &str) -> String {
+    let time = short_time(hour);
+    time.strip_suffix(":00").map(str::to_string).unwrap_or(time)
 }

@@ -38,8 +38,14 @@ fn node_view(n: PipelineNode) -> impl IntoView {
         <div class="node" data-node=node>
             <h2>{n.name}</h2>
             <p class="role">{n.role}</p>
-            <p class="rows">{n.rows.map(|r| format!("{r} rows")).unwrap_or_else(|| "not created yet".into())}</p>
-            <p class="last">{n.last_run_at.map(|t| format!("last run {}", short_time(&t))).unwrap_or_else(|| "never run".into())}</p>
+            {n.unit.map(|unit| {
+                let count = n.rows.map(|r| format!("{r} {unit}")).unwrap_or_else(|| "not created yet".into());
+                view! { <p class="rows">{count}</p> }
+            })}
+            <p class="last">{match n.last_run_at {
+                Some(t) => format!("{} {}", n.last_label, short_time(&t)),
+                None => format!("{}: never", n.last_label),
+            }}</p>
             <p class="fresh">{n.freshness}</p>
         </div>
     }
