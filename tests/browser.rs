@@ -7,7 +7,7 @@
 mod common;
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,12 +27,15 @@ fn site_root() -> PathBuf {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+        .unwrap_or_else(|| std::env::current_dir().unwrap().join("../target"));
     target.join("site")
 }
 
+/// `artifacts/screenshots` of the checkout the tests run in (Cargo runs them in `server/`).
 fn artifacts() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../artifacts/screenshots");
+    let dir = std::env::current_dir()
+        .unwrap()
+        .join("../artifacts/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -330,6 +333,18 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         browser.text(&first).await,
         "Hourly sales are final through the 11:00 hour."
     );
+    // The manager reads it on a phone.
+    browser
+        .call("POST", "/window/rect", json!({"width": 390, "height": 844}))
+        .await;
+    browser.screenshot("freshness-phone").await;
+    browser
+        .call(
+            "POST",
+            "/window/rect",
+            json!({"width": 1280, "height": 1000}),
+        )
+        .await;
 
     // Live: a run started elsewhere (the API) shows up on an open runs page without a reload.
     browser.open(&format!("{base}/runs")).await;
