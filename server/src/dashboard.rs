@@ -58,10 +58,13 @@ impl Dashboard {
     /// A dashboard for a lab that records to its history (`Lab::open`).
     pub fn new(lab: Lab) -> Arc<Self> {
         let settings_path = lab.config.data_dir.join("settings.json");
-        let settings: SettingsFile = std::fs::read(&settings_path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+        let settings: SettingsFile = match std::fs::read(&settings_path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!("{}: {e}; using the default settings", settings_path.display());
+                SettingsFile::default()
+            }),
+            Err(_) => SettingsFile::default(),
+        };
         let (live, _) = broadcast::channel(64);
         let (schedule, _) = watch::channel(settings.schedule_seconds);
         Arc::new(Self {
@@ -458,8 +461,11 @@ impl Backend for Dashboard {
             }
             let json =
                 serde_json::to_vec_pretty(&changed).map_err(|e| ApiError::Failed(e.to_string()))?;
+            // Written aside and renamed: a crash leaves the old settings or the new, never half.
+            let partial = self.settings_path.with_extension("json.partial");
             std::fs::create_dir_all(&self.lab.config.data_dir)
-                .and_then(|()| std::fs::write(&self.settings_path, json))
+                .and_then(|()| std::fs::write(&partial, json))
+                .and_then(|()| std::fs::rename(&partial, &self.settings_path))
                 .map_err(|e| ApiError::Failed(format!("{}: {e}", self.settings_path.display())))?;
             *settings = changed;
             self.schedule.send_replace(settings.schedule_seconds);

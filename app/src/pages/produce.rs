@@ -104,6 +104,7 @@ fn EventFormView(page: Page, preset: String, action: ServerAction<ProduceEvent>)
                 " · "
                 <a href="/produce?preset=late">"a late event"</a>
             </p>
+            <p class="note">"The partition is Kafka's choice, from the order id: an order's events stay in order on one partition."</p>
             {note.map(|n| view! { <p class="note late-note">{n}</p> })}
             <ActionForm action attr:class="event-form">
                 {field("order_id", "order id", view! { <input name="event[order_id]" inputmode="numeric" value=page.next_order_id.to_string() /> }.into_any())}
