@@ -93,14 +93,9 @@ pub async fn hours(lab: &Lab, report: &Report) -> Result<Vec<HourRow>, ApiError>
     } else {
         vec![]
     };
-    let dedup = GoldState::committed(lab)
-        .await
-        .map_err(failed)?
-        .map(|s| s.dedup);
-    let watermark = GoldState::committed(lab)
-        .await
-        .map_err(failed)?
-        .and_then(|s| s.watermark);
+    let gold = GoldState::committed(lab).await.map_err(failed)?;
+    let dedup = gold.as_ref().map(|s| s.dedup);
+    let watermark = gold.and_then(|s| s.watermark);
 
     Ok(report
         .findings
