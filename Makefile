@@ -2,7 +2,7 @@
 # and CI run reuses one build; the dashboard's site (wasm, JS, CSS) is built into it too.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/reckon-target
 export RECKON_SITE ?= $(CARGO_TARGET_DIR)/site
-# The tools cargo-leptos needs, installed by scripts/install-tools.sh (it downloads nothing).
+# wasm-bindgen and wasm-opt, installed by scripts/install-tools.sh (it downloads nothing).
 export PATH := $(HOME)/.cargo/bin:$(HOME)/.cache/reckon/binaryen/node_modules/.bin:$(PATH)
 PROFILE ?= debug
 RECKON := $(CARGO_TARGET_DIR)/$(PROFILE)/reckon
@@ -13,10 +13,10 @@ RELEASE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 setup:
 	scripts/setup.sh
 
-# The browser side only: cargo-leptos builds the hydrating wasm, the CSS and the assets. The
-# server is built by cargo alone, so tests and `run` share one build of it.
+# The browser side only: the hydrating wasm and the CSS. The server is built by cargo alone, so
+# tests and `run` share one build of it.
 site: setup
-	cargo leptos build --frontend-only $(RELEASE_FLAG)
+	scripts/build-site.sh $(RELEASE_FLAG)
 
 # The dashboard on http://127.0.0.1:3000 with the local Kafka broker, data in ./data.
 run: site

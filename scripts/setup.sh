@@ -27,4 +27,4 @@ command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found; install Rust
 "$here/scripts/install-tools.sh"
 
 # The Python Delta reader the interop test compares with.
-python3 -c 'import deltalake, pyarrow' 2>/dev/null || python3 -m pip install -q deltalake pyarrow
+python3 -c 'import deltalake, pyarrow' 2>/dev/null || python3 -m pip install -q deltalake==1.6.6 pyarrow==26.0.1

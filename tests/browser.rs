@@ -2,7 +2,7 @@
 //! (WebDriver). Opens every page, plays the course through the produce form, runs, and reads the
 //! reconciliation; saves a screenshot of each page in `artifacts/screenshots/`.
 //!
-//! Needs the built site (`cargo leptos build`, which `make test` runs first) for hydration.
+//! Needs the built site (`scripts/build-site.sh`, which `make test` runs first) for hydration.
 
 mod common;
 
@@ -20,7 +20,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// The key WebDriver names an element by (W3C).
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// The site `cargo leptos build` wrote: `RECKON_SITE`, else `<target dir>/site`.
+/// The site `scripts/build-site.sh` wrote: `RECKON_SITE`, else `<target dir>/site`.
 fn site_root() -> PathBuf {
     if let Some(site) = std::env::var_os("RECKON_SITE") {
         return site.into();
@@ -245,7 +245,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     let site = site_root();
     assert!(
         site.join("pkg/reckon.wasm").exists(),
-        "no built site in {}: run `cargo leptos build` (make test does) or set RECKON_SITE",
+        "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
         site.display()
     );
     clear_artifacts();

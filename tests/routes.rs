@@ -301,6 +301,31 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
     );
 }
 
+/// Routers built while pages render (as tests and several labs do) never stall a render: Leptos's
+/// route generation once left a page waiting forever for its data (leptos-rs/leptos#4773).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_render_while_other_routers_are_built() {
+    let lab = TestLab::new("routers");
+    let site = std::sync::Arc::new(site(&lab).await);
+    let builder = {
+        let state = site.state.clone();
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                drop(app(state.clone()));
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    for round in 0..200 {
+        let page = tokio::time::timeout(Duration::from_secs(30), site.get("/produce")).await;
+        let Ok((status, body)) = page else {
+            panic!("GET /produce (round {round}) did not finish within 30 s")
+        };
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    builder.await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_renders_without_javascript() {
     let lab = TestLab::new("pages");

@@ -60,7 +60,10 @@ impl Dashboard {
         let settings_path = lab.config.data_dir.join("settings.json");
         let settings: SettingsFile = match std::fs::read(&settings_path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!("{}: {e}; using the default settings", settings_path.display());
+                tracing::warn!(
+                    "{}: {e}; using the default settings",
+                    settings_path.display()
+                );
                 SettingsFile::default()
             }),
             Err(_) => SettingsFile::default(),

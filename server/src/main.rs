@@ -120,7 +120,7 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:3000")]
         addr: String,
-        /// The built site (wasm, JS, CSS) from `cargo leptos build`.
+        /// The built site (wasm, JS, CSS) from `scripts/build-site.sh` (`make site`).
         #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
         site: PathBuf,
         /// Run the pipeline every SECONDS (0: never), kept in the lab's settings; the dashboard

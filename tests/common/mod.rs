@@ -23,6 +23,28 @@ waiting 13:00 is not written yet: the watermark has not passed its end
 pub struct TestLab {
     pub dir: tempfile::TempDir,
     pub topic: String,
+    /// Dropped with the lab: tells the watchdog the test ended.
+    _watchdog: std::sync::mpsc::Sender<()>,
+}
+
+/// How long one test may take before it counts as hung.
+const HUNG_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Ends the test binary, naming the test, if the lab outlives `HUNG_AFTER`: a hung test then
+/// fails in minutes with its name instead of holding CI until its deadline.
+fn watchdog(name: &str) -> std::sync::mpsc::Sender<()> {
+    let (ended, wait) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(HUNG_AFTER) {
+            eprintln!(
+                "test lab {name:?} still open after {} s: the test hangs; aborting",
+                HUNG_AFTER.as_secs()
+            );
+            std::process::abort();
+        }
+    });
+    ended
 }
 
 fn broker_home() -> PathBuf {
@@ -61,7 +83,11 @@ impl TestLab {
             .prefix(&format!("reckon-{name}-"))
             .tempdir()
             .unwrap();
-        Self { dir, topic }
+        Self {
+            dir,
+            topic,
+            _watchdog: watchdog(name),
+        }
     }
 
     pub fn data(&self) -> &Path {

@@ -6,7 +6,7 @@ mod api;
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use app::api::Backend;
 use axum::Router;
@@ -16,7 +16,9 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
-use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
+use leptos_axum::{
+    AxumRouteListing, LeptosRoutes, file_and_error_handler_with_context, generate_route_list,
+};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -81,17 +83,21 @@ pub fn app(state: AppState) -> Router {
         .route("/api/reset", post(api::reset))
         .route("/api/live", get(api::live))
         .route("/fn/{*name}", get(server_fn).post(server_fn))
-        .leptos_routes_with_context(
-            &state,
-            generate_route_list(app::App),
-            context.clone(),
-            shell,
-        )
+        .leptos_routes_with_context(&state, routes(), context.clone(), shell)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context,
             app::shell,
         ))
         .with_state(state)
+}
+
+/// The pages' routes, generated once per process. While Leptos generates them it sets a
+/// process-wide flag under which a resource first polled by any other render never loads
+/// (leptos-rs/leptos#4773): a page rendering meanwhile would hang. Once, inside the first
+/// [`app`], no render can be running yet (renders need a router, and later routers reuse this).
+fn routes() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
 }
 
 /// Server functions (the pages' reads and writes), with the backend as their context.
