@@ -203,3 +203,34 @@ fn another_delta_reader_sees_the_same_rows() {
         assert_eq!(python, ours, "{table}");
     }
 }
+
+/// The benchmark's Reckon side on 1,000 events (`make bench` runs it on 1 M beside Spark): the
+/// workload's duplicates and late events really happen, every check passes, and the limits run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_benchmarks_reckon_side_on_1000_events() {
+    use reckon::bench::{self, Stages, Workload};
+    let lab = TestLab::new("bench").open().await;
+    let workload = Workload::new(1000, 5);
+    assert_eq!(workload.events(), 1000);
+    assert_eq!(workload.duplicates, 90);
+    assert!(workload.late > 20, "{} late", workload.late);
+    let mut total = Stages::default();
+    for send in &workload.sends {
+        lab.produce(send, "bench").await.unwrap();
+        total.add(&bench::reckon_run(&lab).await.expect("a run with a clean check"));
+    }
+    assert_eq!(total.events, 1000);
+    // Each check recounts all of bronze: 200 + 400 + ... + 1000 rows.
+    assert_eq!(total.checked, 3000);
+    let report = lab.check().await.unwrap();
+    let text = report.to_string();
+    assert!(text.contains("90 of them sent twice"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("late")), "{text}");
+
+    bench::timed_run(&lab, &workload.after(0, 10)).await.unwrap();
+    let (consumed, _) = bench::raw_consume(&lab).await.unwrap();
+    assert_eq!(consumed, 1010);
+    let dir = tempfile::tempdir().unwrap();
+    bench::parquet_write(&workload.sends.concat(), dir.path()).unwrap();
+    assert!(!bench::hourly_sales(&lab).await.unwrap().is_empty());
+}

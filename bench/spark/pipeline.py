@@ -6,9 +6,13 @@ each stream with trigger(availableNow=True) and limits that make each run one mi
 Reckon's. Spark's Kafka and Delta connectors come from Maven Central (spark.jars.packages).
 
     python3 bench/spark/pipeline.py --dir DIR --topic T [--brokers B] run      # the 3 streams
+    python3 bench/spark/pipeline.py --dir DIR check                            # check_streams.py
     python3 bench/spark/pipeline.py --dir DIR table hourly_sales               # rows as JSON lines
+    python3 bench/spark/pipeline.py --dir DIR --topic T serve                  # one warm session
 
-Every command prints how long each stream took, as `timing <stream> <seconds>` on stderr.
+Every command prints how long each step took, as `timing <step> <seconds>` on stderr. `serve`
+keeps one session and answers commands read from stdin, one `PEER <json>` line each:
+`run` (the 3 streams then the check, timed), `hourly_sales` (its rows), `quit`.
 """
 
 import argparse
@@ -90,12 +94,11 @@ def bronze(spark, args):
         "kafka_timestamp",
         F.current_timestamp().alias("ingested_at"),
     ).where("order_id IS NOT NULL AND event_time IS NOT NULL AND amount IS NOT NULL")
-    (
+    return finish(
         events.writeStream.format("delta")
         .option("checkpointLocation", f"{args.dir}/checkpoints/bronze_orders")
         .trigger(availableNow=True)
         .start(f"{args.dir}/tables/bronze_orders")
-        .awaitTermination()
     )
 
 
@@ -131,7 +134,7 @@ def silver(spark, args):
             .execute()
         )
 
-    (
+    return finish(
         spark.readStream.format("delta")
         .option("maxFilesPerTrigger", ONE_BATCH)
         .load(f"{args.dir}/tables/bronze_orders")
@@ -139,7 +142,6 @@ def silver(spark, args):
         .option("checkpointLocation", f"{args.dir}/checkpoints/orders")
         .trigger(availableNow=True)
         .start()
-        .awaitTermination()
     )
 
 
@@ -161,23 +163,122 @@ def gold(spark, args):
         .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
         .select(F.col("window.start").alias("hour"), "orders", "revenue")
     )
-    (
+    return finish(
         hourly.writeStream.format("delta")
         .outputMode("append")
         .option("checkpointLocation", f"{args.dir}/checkpoints/hourly_sales")
         .trigger(availableNow=True)
         .start(f"{args.dir}/tables/hourly_sales")
-        .awaitTermination()
     )
+
+
+def finish(query):
+    """Waits for an availableNow query to stop; returns the rows it read."""
+    query.awaitTermination()
+    return sum(p["numInputRows"] for p in query.recentProgress)
 
 
 STREAMS = {"bronze": bronze, "silver": silver, "gold": gold}
 
 
+def orders(n):
+    return f"{n} order" if n == 1 else f"{n} orders"
+
+
+def check(spark, args):
+    """check_streams.py from the seed, on the tables' paths. Returns (lines, problems, events)."""
+    from pyspark.sql import functions as F
+
+    table = lambda name: spark.read.format("delta").load(f"{args.dir}/tables/{name}")
+    bronze = table("bronze_orders")
+    lines, problems = [], 0
+    events = bronze.count()
+    if events == bronze.select("partition", "offset").distinct().count():
+        lines.append(f"ok      bronze_orders has {events} events, each offset once")
+    else:
+        lines.append("PROBLEM bronze_orders has an offset more than once: a stream read it twice")
+        problems += 1
+    distinct = bronze.dropDuplicates(["order_id", "status", "event_time"])
+    repeats = events - distinct.count()
+    if repeats:
+        lines.append(f"note    {repeats} of them sent twice by the shop's system")
+    newest = (
+        distinct.groupBy("order_id")
+        .agg(F.max_by(F.struct("customer_id", "status", "amount", "event_time"), "event_time").alias("event"))
+        .select("order_id", "event.*")
+    )
+    silver = table("orders")
+    if newest.exceptAll(silver).isEmpty() and silver.exceptAll(newest).isEmpty():
+        lines.append(f"ok      orders has the newest state of all {silver.count()} orders")
+    else:
+        lines.append("PROBLEM orders differs from the newest events in bronze")
+        problems += 1
+    recount = (
+        distinct.where("status = 'placed'")
+        .groupBy(F.date_trunc("hour", "event_time").alias("hour"))
+        .agg(F.count("*").alias("all_orders"), F.sum("amount").alias("all_revenue"))
+    )
+    for row in recount.join(table("hourly_sales"), "hour", "left").orderBy("hour").collect():
+        hour, counted, known = row["hour"].strftime("%H:%M"), row["orders"], row["all_orders"]
+        if counted is None:
+            lines.append(f"waiting {hour} is not written yet: the watermark has not passed its end")
+        elif counted == known:
+            lines.append(f"ok      {hour} {orders(counted)}, {row['revenue']}")
+        elif counted > known:
+            lines.append(
+                f"PROBLEM {hour} counted {orders(counted)}, {row['revenue']}, but bronze has {orders(known)}: an event counted twice"
+            )
+            problems += 1
+        else:
+            lines.append(
+                f"late    {hour} counted {orders(counted)}, {row['revenue']}; bronze has {orders(known)}, {row['all_revenue']}: {known - counted} arrived after the hour was written"
+            )
+    return lines, problems, events
+
+
 def timed(name, work):
     started = time.monotonic()
-    work()
-    print(f"timing {name} {time.monotonic() - started:.3f}", file=sys.stderr, flush=True)
+    result = work()
+    seconds = time.monotonic() - started
+    print(f"timing {name} {seconds:.3f}", file=sys.stderr, flush=True)
+    return seconds, result
+
+
+def hourly_rows(spark, args):
+    rows = spark.read.format("delta").load(f"{args.dir}/tables/hourly_sales").orderBy("hour").collect()
+    return [
+        {"hour": r["hour"].strftime("%Y-%m-%dT%H:%M:%SZ"), "orders": r["orders"], "revenue": f"{r['revenue']:.2f}"}
+        for r in rows
+    ]
+
+
+def serve(spark, args):
+    """One warm session: answers `run`, `hourly_sales` and `quit` from stdin."""
+
+    def answer(value):
+        print("PEER " + json.dumps(value), flush=True)
+
+    answer({"ready": True})
+    for line in sys.stdin:
+        command = line.strip()
+        try:
+            if command == "run":
+                out = {}
+                for name, work in STREAMS.items():
+                    out[name], rows = timed(name, lambda: work(spark, args))
+                    if name == "bronze":
+                        out["events"] = rows
+                out["check"], (lines, problems, events) = timed("check", lambda: check(spark, args))
+                out.update(checked=events, problems=problems, lines=lines)
+                answer(out)
+            elif command == "hourly_sales":
+                answer({"rows": hourly_rows(spark, args)})
+            elif command == "quit":
+                return
+            else:
+                answer({"error": f"unknown command {command!r}"})
+        except Exception as e:  # the driver reports it and stops the benchmark
+            answer({"error": str(e)[:2000]})
 
 
 def table(spark, args):
@@ -204,6 +305,8 @@ def main():
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="the streams in order, one micro-batch each")
     run.add_argument("streams", nargs="*", default=list(STREAMS), help="bronze, silver, gold (default: all)")
+    commands.add_parser("check", help="check_streams.py: the tables against bronze; exit 1 on a problem")
+    commands.add_parser("serve", help="one warm session answering commands on stdin")
     show = commands.add_parser("table", help="print a table as JSON lines")
     show.add_argument("name", choices=["bronze_orders", "orders", "hourly_sales"])
     args = parser.parse_args()
@@ -215,12 +318,20 @@ def main():
     spark = session("reckon-peer")
     spark.sparkContext.setLogLevel("ERROR")
     print(f"timing session {time.monotonic() - started:.3f}", file=sys.stderr, flush=True)
+    status = 0
     if args.command == "run":
         for name in args.streams:
             timed(name, lambda: STREAMS[name](spark, args))
+    elif args.command == "check":
+        _, (lines, problems, _) = timed("check", lambda: check(spark, args))
+        print("\n".join(lines))
+        status = 1 if problems else 0
+    elif args.command == "serve":
+        serve(spark, args)
     else:
         table(spark, args)
     spark.stop()
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -1,128 +1,366 @@
-//! First benchmark (`make bench`): events per second for bronze, silver, gold and the check over
-//! N events (default 1,000,000; `RECKON_BENCH_EVENTS` to change), and the latency of a full run on a
-//! 10-event batch (median of 10). Uses the real local broker and a fresh topic and folder.
+//! The side-by-side benchmark (`make bench`; never part of the tests): Reckon, the seed's
+//! pipeline on PySpark, and this machine's limits, on the same events in one run.
+//!
+//!     cargo bench -p reckon --bench pipeline -- [--events N] [--sends 20] [--no-spark]
+//!
+//! N course-shaped events (default 1,000,000; 9 % sent twice, 5 % late, over 48 hours) go out in
+//! 20 sends, each followed by a pipeline run of Reckon and one of Spark's warm session. Then: a
+//! 10-event run's latency (Reckon: median of 10; Spark warm: median of 10; Spark as the seed runs
+//! it, a process per stream: median of 3), a 1,000-event run with 10 k vs N events in bronze,
+//! the raw consume and Parquet write rates, and both `hourly_sales` compared (they must be
+//! identical). Prints a table and ratio lines; writes `bench/results.md`'s side-by-side section,
+//! `bench/side_by_side.json` and the chart `bench/side_by_side.svg`.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use reckon::event::OrderEvent;
-use reckon::lab::{Lab, Streams};
-use reckon::{Config, streams::StreamRun};
+use reckon::bench::{self, SparkPeer, Stages, Workload, median};
+use reckon::{Config, Lab};
+use serde_json::json;
 
-const HOUR: i64 = 3_600_000_000;
-/// 2026-10-01T00:00:00Z in microseconds.
-const START: i64 = 1_790_812_800_000_000;
-
-/// Course-shaped events: placed orders over 48 hours, some paid later, some sent twice.
-fn events(n: usize, first_id: i64) -> Vec<OrderEvent> {
-    (0..n)
-        .map(|i| {
-            let id = first_id + (i as i64) / 2;
-            let status = if i % 2 == 0 { "placed" } else { "paid" };
-            OrderEvent {
-                order_id: id,
-                customer_id: format!("C{:04}", id % 5000),
-                status: status.into(),
-                amount_cents: 500 + (id % 9000) as i128,
-                event_time_micros: START
-                    + (i as i64) * 48 * HOUR / n.max(1) as i64
-                    + if i % 2 == 1 { 600_000_000 } else { 0 },
-            }
-        })
-        .collect()
+struct Args {
+    events: usize,
+    sends: usize,
+    spark: bool,
+    small_runs: usize,
+    cold_runs: usize,
 }
 
-fn per_second(n: u64, d: Duration) -> f64 {
-    n as f64 / d.as_secs_f64()
+fn args() -> anyhow::Result<Args> {
+    let mut args = Args {
+        events: std::env::var("RECKON_BENCH_EVENTS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000_000),
+        sends: 20,
+        spark: true,
+        small_runs: 10,
+        cold_runs: 3,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut number = |name: &str| -> anyhow::Result<usize> {
+            let value = it.next().unwrap_or_default();
+            value
+                .replace('_', "")
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{name}: expected a whole number, got {value:?}"))
+        };
+        match arg.as_str() {
+            "--events" => args.events = number("--events")?,
+            "--sends" => args.sends = number("--sends")?,
+            "--cold-runs" => args.cold_runs = number("--cold-runs")?,
+            "--no-spark" => args.spark = false,
+            // cargo bench passes --bench to every bench binary.
+            "--bench" => {}
+            other => anyhow::bail!("unknown argument {other:?}"),
+        }
+    }
+    if args.events < 100 * args.sends {
+        anyhow::bail!("--events: at least 100 per send");
+    }
+    Ok(args)
 }
 
-fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(str::to_string)
-        })
-        .and_then(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+fn lab(dir: &Path, name: &str) -> Lab {
+    let mut config = Config::new(dir.join(name));
+    config.topic = format!(
+        "bench.{name}.{}.{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp()
+    );
+    Lab::new(config)
+}
+
+fn rate(rows: u64, took: Duration) -> f64 {
+    rows as f64 / took.as_secs_f64().max(1e-9)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let n: usize = std::env::var("RECKON_BENCH_EVENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let args = args()?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = tempfile::tempdir()?;
-    let mut config = Config::new(dir.path());
-    config.topic = format!(
-        "bench.{}.{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp()
-    );
-    let lab = Lab::new(config);
-    lab.reset(false).await?;
-
-    let all = events(n, 1);
-    let started = Instant::now();
-    for chunk in all.chunks(50_000) {
-        lab.produce(chunk, "bench").await?;
-    }
-    let produce = started.elapsed();
+    let main_lab = lab(dir.path(), "main");
+    main_lab.reset(false).await?;
+    let workload = Workload::new(args.events, args.sends);
+    let n = workload.events();
     println!(
-        "produced {n} events in {:.1} s ({:.0} events/s)",
-        produce.as_secs_f64(),
-        per_second(n as u64, produce)
+        "workload: {n} events in {} sends ({} sent twice, {} late), event times over 48 h",
+        args.sends, workload.duplicates, workload.late
     );
 
-    let mut figures = vec![];
-    for which in [Streams::Bronze, Streams::Silver, Streams::Gold] {
-        let started = Instant::now();
-        let runs: Vec<StreamRun> = lab.run(which, true).await?;
-        let took = started.elapsed();
-        let run = &runs[0];
-        figures.push((run.stream, run.rows_read, took));
-    }
-    let started = Instant::now();
-    let report = lab.check().await?;
-    let check = started.elapsed();
-    assert!(
-        !report.has_problem(),
-        "the check found a problem:\n{report}"
-    );
-    figures.push(("check", n as u64, check));
-
-    println!("\n| stage  | events    | seconds | events/s  |");
-    println!("|--------|-----------|---------|-----------|");
-    for (stage, rows, took) in &figures {
+    let mut spark = if args.spark {
+        let brokers = main_lab.kafka().await?.brokers().to_string();
+        let peer = SparkPeer::start(
+            &root.join("bench/spark/pipeline.py"),
+            &dir.path().join("spark"),
+            &brokers,
+            &main_lab.config.topic,
+        )?;
         println!(
-            "| {stage:<6} | {rows:>9} | {:>7.2} | {:>9.0} |",
-            took.as_secs_f64(),
-            per_second(*rows, *took)
+            "spark: warm session started in {:.1} s",
+            peer.started_in.as_secs_f64()
+        );
+        Some(peer)
+    } else {
+        None
+    };
+
+    // 1. The sends, each followed by a run of both pipelines.
+    let (mut reckon, mut peer, mut produce) = (Stages::default(), Stages::default(), Duration::ZERO);
+    for (i, send) in workload.sends.iter().enumerate() {
+        let started = Instant::now();
+        main_lab.produce(send, "bench").await?;
+        produce += started.elapsed();
+        let ours = bench::reckon_run(&main_lab).await?;
+        reckon.add(&ours);
+        let theirs = match spark.as_mut() {
+            Some(s) => s.run()?,
+            None => Stages::default(),
+        };
+        peer.add(&theirs);
+        println!(
+            "send {:>2}/{}: {} events; reckon {:.2} s, spark {:.2} s",
+            i + 1,
+            args.sends,
+            send.len(),
+            (ours.bronze + ours.silver + ours.gold + ours.check).as_secs_f64(),
+            (theirs.bronze + theirs.silver + theirs.gold + theirs.check).as_secs_f64(),
         );
     }
 
-    let mut latencies = vec![];
-    for i in 0..10 {
-        let batch = events(10, 10_000_000 + i * 10);
-        lab.produce(&batch, "bench").await?;
-        let started = Instant::now();
-        lab.run(Streams::All, true).await?;
-        lab.check().await?;
-        latencies.push(started.elapsed());
+    // 2. Small runs: 10 events each.
+    // Events after the workload, numbered on from here.
+    let mut next = 0;
+    let mut batch = |count: usize| {
+        next += count;
+        workload.after(next - count, count)
+    };
+    let (mut small, mut small_warm, mut small_cold) = (vec![], vec![], vec![]);
+    for _ in 0..args.small_runs {
+        small.push(bench::timed_run(&main_lab, &batch(10)).await?);
+        if let Some(s) = spark.as_mut() {
+            let t = s.run()?;
+            small_warm.push(t.bronze + t.silver + t.gold + t.check);
+        }
     }
-    latencies.sort();
-    let median = latencies[latencies.len() / 2];
+    if let Some(s) = spark.as_mut() {
+        for _ in 0..args.cold_runs {
+            bench::timed_run(&main_lab, &batch(10)).await?;
+            small_cold.push(s.cold_run()?);
+        }
+    }
+    let reckon_small = median(small.clone());
     println!(
-        "\nfull run (3 streams + check) on a 10-event batch, after {n} events: median {:.0} ms (min {:.0}, max {:.0})",
-        median.as_secs_f64() * 1000.0,
-        latencies[0].as_secs_f64() * 1000.0,
-        latencies[latencies.len() - 1].as_secs_f64() * 1000.0
+        "small run: reckon median {:.0} ms of {}",
+        ms(reckon_small),
+        small.len()
     );
-    println!("peak RSS {:.0} MiB", rss_mib());
+
+    // 3. The same work on both sides: identical hourly_sales.
+    let identical = match spark.as_mut() {
+        Some(s) => {
+            let (ours, theirs) = (bench::hourly_sales(&main_lab).await?, s.hourly_sales()?);
+            if ours != theirs {
+                anyhow::bail!(
+                    "hourly_sales differ: reckon\n{}\nspark\n{}",
+                    bench::describe(&ours),
+                    bench::describe(&theirs)
+                );
+            }
+            println!("hourly_sales identical on both sides: {} hours", ours.len());
+            Some(ours.len())
+        }
+        None => None,
+    };
+    drop(spark);
+
+    // 4. Incremental: a 1,000-event run with N events in bronze, and with 10 k.
+    let big_runs = incremental_runs(&main_lab, [batch(1000), batch(1000), batch(1000)]).await?;
+    let small_lab = lab(dir.path(), "ten-k");
+    small_lab.reset(false).await?;
+    let ten_k = Workload::new(10_000, 1);
+    small_lab.produce(&ten_k.sends[0], "bench").await?;
+    bench::reckon_run(&small_lab).await?;
+    let small_runs =
+        incremental_runs(&small_lab, [0, 1000, 2000].map(|k| ten_k.after(k, 1000))).await?;
+    let (big_run, ten_k_run) = (median(big_runs), median(small_runs));
+
+    // 5. The machine's limits.
+    let (consumed, consume) = bench::raw_consume(&main_lab).await?;
+    let all: Vec<_> = workload.sends.concat();
+    let parquet = bench::parquet_write(&all, dir.path())?;
+    let rss = bench::peak_rss_mib();
+
+    // 6. The table and the ratios.
+    let mut out = String::new();
+    let mut line = |s: String| {
+        println!("{s}");
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(String::new());
+    line(format!(
+        "produced {n} events in {:.1} s ({:.0} events/s)",
+        produce.as_secs_f64(),
+        rate(n as u64, produce)
+    ));
+    line(format!(
+        "limits: raw consume {consumed} messages in {:.2} s ({:.0}/s); Parquet write {} bronze rows in {:.2} s ({:.0}/s)",
+        consume.as_secs_f64(),
+        rate(consumed, consume),
+        all.len(),
+        parquet.as_secs_f64(),
+        rate(all.len() as u64, parquet)
+    ));
+    line(String::new());
+    line("| stage  | reckon s | reckon events/s | spark s | spark events/s | spark/reckon |".into());
+    line("|--------|----------|-----------------|---------|----------------|--------------|".into());
+    let stages = [
+        ("bronze", reckon.bronze, peer.bronze, reckon.events, peer.events),
+        ("silver", reckon.silver, peer.silver, reckon.events, peer.events),
+        ("gold", reckon.gold, peer.gold, reckon.events, peer.events),
+        ("check", reckon.check, peer.check, reckon.checked, peer.checked),
+    ];
+    let mut ratios = vec![];
+    for (name, ours, theirs, our_rows, their_rows) in stages {
+        let (r, p) = (rate(our_rows, ours), rate(their_rows, theirs));
+        let ratio = if args.spark { r / p } else { f64::NAN };
+        ratios.push((name, ratio));
+        line(format!(
+            "| {name:<6} | {:>8.2} | {r:>15.0} | {:>7.2} | {p:>14.0} | {ratio:>12.1} |",
+            ours.as_secs_f64(),
+            theirs.as_secs_f64(),
+        ));
+    }
+    line(String::new());
+    line(format!(
+        "small run (10 events, 3 streams + check): reckon median {:.0} ms (min {:.0}, max {:.0}, of {})",
+        ms(reckon_small),
+        ms(*small.iter().min().unwrap()),
+        ms(*small.iter().max().unwrap()),
+        small.len()
+    ));
+    let (warm, cold) = (median(small_warm.clone()), median(small_cold.clone()));
+    if args.spark {
+        line(format!(
+            "small run: spark warm session median {:.0} ms (of {}); spark as the seed runs it (a process per stream and the check) median {:.0} ms (of {})",
+            ms(warm),
+            small_warm.len(),
+            ms(cold),
+            small_cold.len()
+        ));
+    }
+    line(format!(
+        "1,000-event run: {:.0} ms with {n} events in bronze, {:.0} ms with 10,000 (median of 3 each)",
+        ms(big_run),
+        ms(ten_k_run)
+    ));
+    line(format!("peak RSS of the Reckon side: {rss:.0} MiB"));
+    if let Some(hours) = identical {
+        line(format!(
+            "hourly_sales: identical on both sides ({hours} hours)"
+        ));
+    }
+    line(String::new());
+    let small_ratio = cold.as_secs_f64() / reckon_small.as_secs_f64();
+    let warm_ratio = warm.as_secs_f64() / reckon_small.as_secs_f64();
+    let ratio_of = |name| ratios.iter().find(|(n, _)| *n == name).unwrap().1;
+    let bronze_raw = rate(reckon.events, reckon.bronze) / rate(consumed, consume);
+    let incremental = big_run.as_secs_f64() / ten_k_run.as_secs_f64();
+    let ratio_lines = [
+        ("small_run spark/reckon", small_ratio, ">= 50", small_ratio >= 50.0),
+        ("small_run_warm spark/reckon", warm_ratio, "", true),
+        ("bronze spark/reckon", ratio_of("bronze"), "", true),
+        ("silver spark/reckon", ratio_of("silver"), "", true),
+        ("gold spark/reckon", ratio_of("gold"), ">= 5", ratio_of("gold") >= 5.0),
+        ("check spark/reckon", ratio_of("check"), ">= 5", ratio_of("check") >= 5.0),
+        ("bronze reckon/raw_consume", bronze_raw, ">= 0.5", bronze_raw >= 0.5),
+        ("incremental big/small", incremental, "<= 1.2", incremental <= 1.2),
+    ];
+    for (name, value, target, met) in &ratio_lines {
+        if !args.spark && name.contains("spark") {
+            continue;
+        }
+        let verdict = match (target.is_empty(), met) {
+            (true, _) => String::new(),
+            (false, true) => format!("  (target {target}: met)"),
+            (false, false) => format!("  (target {target}: MISSED)"),
+        };
+        line(format!("ratio {name} = {value:.2}{verdict}"));
+    }
+
+    if args.spark {
+        let figures = json!({
+            "events": n,
+            "stages": ["bronze", "silver", "gold", "check"],
+            "reckon_rates": [rate(reckon.events, reckon.bronze), rate(reckon.events, reckon.silver), rate(reckon.events, reckon.gold), rate(reckon.checked, reckon.check)],
+            "spark_rates": [rate(peer.events, peer.bronze), rate(peer.events, peer.silver), rate(peer.events, peer.gold), rate(peer.checked, peer.check)],
+            "raw_consume_rate": rate(consumed, consume),
+            "parquet_write_rate": rate(all.len() as u64, parquet),
+            "small_run_ms": {"reckon": ms(reckon_small), "spark_warm": ms(warm), "spark_cold": ms(cold)},
+        });
+        record(&root, &args, &out, &figures)?;
+    }
     Ok(())
 }
+
+/// A run after each batch (on top of what `lab` holds); their durations.
+async fn incremental_runs(
+    lab: &Lab,
+    batches: [Vec<reckon::event::OrderEvent>; 3],
+) -> anyhow::Result<Vec<Duration>> {
+    let mut runs = vec![];
+    for batch in &batches {
+        runs.push(bench::timed_run(lab, batch).await?);
+    }
+    Ok(runs)
+}
+
+/// Writes the figures, the chart and `bench/results.md`'s side-by-side section.
+fn record(root: &Path, args: &Args, out: &str, figures: &serde_json::Value) -> anyhow::Result<()> {
+    let bench = root.join("bench");
+    std::fs::write(
+        bench.join("side_by_side.json"),
+        serde_json::to_string_pretty(figures)?,
+    )?;
+    let chart = std::process::Command::new("python3")
+        .arg(bench.join("chart.py"))
+        .arg(bench.join("side_by_side.json"))
+        .arg(bench.join("side_by_side.svg"))
+        .status()?;
+    if !chart.success() {
+        anyhow::bail!("bench/chart.py failed");
+    }
+    let command = if args.events == 1_000_000 {
+        "make bench".to_string()
+    } else {
+        format!("make bench EVENTS={}", args.events)
+    };
+    let section = format!(
+        "{START}\n## Side by side: Reckon, Spark, and the machine's limits\n\n\
+         Measured on this machine (2 cores, 24 GiB) on {} with `{command}` (release build; the real \
+         local Kafka broker; PySpark 4.0.1 `local[2]` with the Kafka and Delta connectors from \
+         Maven Central). Reckon and Spark each run after every send, from the same topic.\n\n\
+         ```text\n{}```\n\n![events per second and small-run latency](side_by_side.svg)\n{END}",
+        chrono::Utc::now().format("%Y-%m-%d"),
+        out.trim_start()
+    );
+    let path = bench.join("results.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let text = match (text.find(START), text.find(END)) {
+        (Some(a), Some(b)) => format!("{}{section}{}", &text[..a], &text[b + END.len()..]),
+        _ => format!("{}\n\n{section}\n", text.trim_end()),
+    };
+    std::fs::write(&path, text)?;
+    println!("\nrecorded in bench/results.md, bench/side_by_side.json and bench/side_by_side.svg");
+    Ok(())
+}
+
+const START: &str = "<!-- side-by-side: written by `make bench` -->";
+const END: &str = "<!-- end of side-by-side -->";

@@ -80,6 +80,8 @@ impl fmt::Display for Finding {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub findings: Vec<Finding>,
+    /// Events in bronze_orders: what the check recounted.
+    pub bronze_events: i64,
     /// Gold's watermark when the check ran, RFC 3339.
     pub watermark: Option<String>,
 }
@@ -194,6 +196,7 @@ pub async fn run(lab: &Lab) -> Result<Report, CheckError> {
     findings.extend(hours(&query(&ctx, HOURS).await?, watermark));
     Ok(Report {
         findings,
+        bronze_events: events,
         watermark: watermark.map(crate::event::format_micros),
     })
 }

@@ -1,6 +1,7 @@
 //! Reckon's engine: the three streams (Kafka -> bronze -> silver / gold), the check that proves them
 //! right, the local Kafka broker, and the lab (a data directory plus a topic) they all work on.
 
+pub mod bench;
 pub mod broker;
 pub mod check;
 pub mod config;

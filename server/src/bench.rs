@@ -1,0 +1,485 @@
+//! The side-by-side benchmark (`make bench`): Reckon against the seed's pipeline on Spark and
+//! against this machine's limits, on the same events. Here: the events, Reckon's side and the
+//! limits; the Spark peer is `bench/spark/pipeline.py`, driven through [`SparkPeer`]. The bench
+//! binary (`benches/pipeline.rs`) prints and records the figures; a test plays a small workload
+//! through Reckon's side.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use arrow::array::{
+    ArrayRef, Decimal128Array, Int32Array, Int64Array, StringArray, TimestampMicrosecondArray,
+};
+use arrow::record_batch::RecordBatch;
+use deltalake::parquet::arrow::ArrowWriter;
+use deltalake::parquet::basic::Compression;
+use deltalake::parquet::file::properties::WriterProperties;
+use rdkafka::consumer::Consumer;
+use rdkafka::{Offset, TopicPartitionList};
+use serde_json::Value;
+
+use crate::event::OrderEvent;
+use crate::lab::{Lab, Streams};
+use crate::tables::TableName;
+
+const MINUTE: i64 = 60_000_000;
+const HOUR: i64 = 60 * MINUTE;
+/// 2026-10-01T00:00:00Z in microseconds: the course's day.
+pub const START: i64 = 1_790_812_800_000_000;
+/// The events' event times span this long.
+pub const SPAN: i64 = 48 * HOUR;
+/// Of every 100 events sent, this many are second copies of an event sent before.
+pub const DUPLICATE_PERCENT: u64 = 9;
+/// Of every 100 distinct events, this many are older than the watermark when they arrive.
+pub const LATE_PERCENT: u64 = 5;
+
+/// A small deterministic generator (xorshift64*): the same workload on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn percent(&mut self, p: u64) -> bool {
+        self.below(100) < p
+    }
+}
+
+/// Course-shaped events in sends: orders placed then paid, in event-time order over [`SPAN`];
+/// [`LATE_PERCENT`] of them older than the watermark when they arrive (more than the 1-hour
+/// delay behind the newest event of the sends before), [`DUPLICATE_PERCENT`] of all sent events
+/// second copies of one in the same send (as the shop's system sends again after a timeout).
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub sends: Vec<Vec<OrderEvent>>,
+    pub duplicates: usize,
+    pub late: usize,
+    /// The first order id after this workload's, and an event time after all of it.
+    pub next_order_id: i64,
+    pub end_micros: i64,
+}
+
+impl Workload {
+    pub fn new(events: usize, sends: usize) -> Self {
+        let sends = sends.max(1);
+        let distinct = (events as u64 * (100 - DUPLICATE_PERCENT) / 100) as usize;
+        let mut rng = Rng(0x5eed_0f_0bde_75);
+        let mut out = Vec::with_capacity(sends);
+        let (mut duplicates, mut late) = (0, 0);
+        for s in 0..sends {
+            let (first, last) = (distinct * s / sends, distinct * (s + 1) / sends);
+            let send_start = START + SPAN * s as i64 / sends as i64;
+            let mut send: Vec<OrderEvent> = (first..last)
+                .map(|k| {
+                    let mut event = event(k as i64, START + SPAN * k as i64 / distinct as i64);
+                    // The first send has no watermark yet: nothing can be late in it.
+                    if s > 0 && rng.percent(LATE_PERCENT) {
+                        event.event_time_micros =
+                            send_start - HOUR - 5 * MINUTE - rng.below(115) as i64 * MINUTE;
+                        late += 1;
+                    }
+                    event
+                })
+                .collect();
+            let copies = events * (s + 1) / sends - events * s / sends - send.len();
+            for _ in 0..copies {
+                let again = send[rng.below(send.len() as u64) as usize].clone();
+                send.push(again);
+            }
+            duplicates += copies;
+            out.push(send);
+        }
+        Self {
+            sends: out,
+            duplicates,
+            late,
+            next_order_id: order_id(distinct as i64) + 1,
+            end_micros: START + SPAN,
+        }
+    }
+
+    pub fn events(&self) -> usize {
+        self.sends.iter().map(Vec::len).sum()
+    }
+
+    /// `count` new on-time events after the workload, numbered from `first` (0 for the first
+    /// event after it): a small run's batch. Batches that follow each other start where the
+    /// one before ended.
+    pub fn after(&self, first: usize, count: usize) -> Vec<OrderEvent> {
+        (0..count)
+            .map(|i| {
+                let k = (first + i) as i64;
+                let mut e = event(0, self.end_micros + (k + 1) * 1_000_000);
+                e.order_id = self.next_order_id + k / 2;
+                e
+            })
+            .collect()
+    }
+}
+
+fn order_id(k: i64) -> i64 {
+    1 + k / 2
+}
+
+/// The k-th distinct event: order `k / 2`, placed (even k) or paid (odd k).
+fn event(k: i64, event_time_micros: i64) -> OrderEvent {
+    let id = order_id(k);
+    OrderEvent {
+        order_id: id,
+        customer_id: format!("C{:04}", id % 5000),
+        status: if k % 2 == 0 { "placed" } else { "paid" }.into(),
+        amount_cents: 500 + (id % 9000) as i128,
+        event_time_micros: event_time_micros + if k % 2 == 1 { 10 * MINUTE } else { 0 },
+    }
+}
+
+/// Time per stage, summed over runs, and the rows each stage went through.
+#[derive(Debug, Clone, Default)]
+pub struct Stages {
+    pub bronze: Duration,
+    pub silver: Duration,
+    pub gold: Duration,
+    pub check: Duration,
+    /// Events read by bronze (= sent).
+    pub events: u64,
+    /// Bronze rows the checks recounted, summed over checks (each check reads all of bronze).
+    pub checked: u64,
+}
+
+impl Stages {
+    pub fn add(&mut self, other: &Stages) {
+        self.bronze += other.bronze;
+        self.silver += other.silver;
+        self.gold += other.gold;
+        self.check += other.check;
+        self.events += other.events;
+        self.checked += other.checked;
+    }
+}
+
+/// One pipeline run of Reckon (3 streams, then the check), timed per stage. Fails on a check
+/// that finds a problem: the benchmark compares correct work only.
+pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
+    let started = Instant::now();
+    let runs = lab.run(Streams::All, true).await?;
+    let streams = started.elapsed();
+    let ms = |name: &str| {
+        runs.iter()
+            .find(|r| r.stream == name)
+            .map_or(Duration::ZERO, |r| Duration::from_millis(r.duration_ms))
+    };
+    let started = Instant::now();
+    let report = lab.check().await?;
+    let check = started.elapsed();
+    if report.has_problem() {
+        anyhow::bail!("the check found a problem:\n{report}");
+    }
+    let bronze = runs.iter().find(|r| r.stream == "bronze");
+    // The stream's own figures leave out opening the lab; the rest of the wall time is bronze's
+    // (it connects to Kafka), so the three add up to what the run took.
+    let (silver, gold) = (ms("silver"), ms("gold"));
+    Ok(Stages {
+        bronze: streams.saturating_sub(silver + gold),
+        silver,
+        gold,
+        check,
+        events: bronze.map_or(0, |r| r.rows_read),
+        checked: report.bronze_events as u64,
+    })
+}
+
+/// A full run's wall time (3 streams and the check) after sending `events`.
+pub async fn timed_run(lab: &Lab, events: &[OrderEvent]) -> anyhow::Result<Duration> {
+    lab.produce(events, "bench").await?;
+    let started = Instant::now();
+    reckon_run(lab).await?;
+    Ok(started.elapsed())
+}
+
+/// The median of some durations (the upper one of an even count).
+pub fn median(mut d: Vec<Duration>) -> Duration {
+    d.sort();
+    d.get(d.len() / 2).copied().unwrap_or_default()
+}
+
+/// The machine's limit for bronze's input: every message of `topic` consumed with rdkafka as
+/// bronze's reader is configured, nothing parsed. Returns (messages, time).
+pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
+    let kafka = lab.kafka().await?;
+    let topic = &lab.config.topic;
+    let partitions = kafka.partitions(topic)?.unwrap_or_default();
+    let mut assignment = TopicPartitionList::new();
+    let mut total = 0;
+    for &p in &partitions {
+        let (start, end) = kafka.log_offsets(topic, p)?;
+        total += (end - start).max(0) as u64;
+        assignment
+            .add_partition_offset(topic, p, Offset::Beginning)
+            .map_err(crate::kafka::KafkaError::from)?;
+    }
+    let reader = kafka.reader()?;
+    let started = Instant::now();
+    reader
+        .assign(&assignment)
+        .map_err(crate::kafka::KafkaError::from)?;
+    let mut seen = 0u64;
+    let mut bytes = 0usize;
+    crate::kafka::blocking(|| {
+        while seen < total {
+            if let Some(message) = reader.poll(Duration::from_millis(500)) {
+                let message = message.map_err(crate::kafka::KafkaError::from)?;
+                bytes += message.payload_len();
+                seen += 1;
+            }
+        }
+        Ok::<_, crate::kafka::KafkaError>(())
+    })?;
+    std::hint::black_box(bytes);
+    Ok((seen, started.elapsed()))
+}
+
+/// The machine's limit for bronze's output: `events` as bronze rows (Arrow, in batches of the
+/// size bronze writes) written to one Parquet file with delta-rs's default compression.
+pub fn parquet_write(events: &[OrderEvent], dir: &Path) -> anyhow::Result<Duration> {
+    let batches: Vec<RecordBatch> = events
+        .chunks(100_000)
+        .enumerate()
+        .map(|(c, chunk)| bronze_batch(chunk, c * 100_000))
+        .collect::<Result<_, _>>()?;
+    let path = dir.join("bronze-limit.parquet");
+    let started = Instant::now();
+    let file = std::fs::File::create(&path)?;
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut writer = ArrowWriter::try_new(
+        file,
+        TableName::BronzeOrders.schema(),
+        Some(properties),
+    )?;
+    for batch in &batches {
+        writer.write(batch)?;
+    }
+    writer.close()?;
+    let took = started.elapsed();
+    std::fs::remove_file(path)?;
+    Ok(took)
+}
+
+fn bronze_batch(events: &[OrderEvent], first_offset: usize) -> arrow::error::Result<RecordBatch> {
+    let now = START + SPAN;
+    let ts = |v: Vec<i64>| Box::new(TimestampMicrosecondArray::from(v).with_timezone("UTC"));
+    let columns: Vec<ArrayRef> = vec![
+        std::sync::Arc::new(Int32Array::from(vec![0; events.len()])),
+        std::sync::Arc::new(Int64Array::from_iter_values(
+            (0..events.len()).map(|i| (first_offset + i) as i64),
+        )),
+        std::sync::Arc::from(ts(vec![now; events.len()]) as Box<dyn arrow::array::Array>),
+        std::sync::Arc::from(ts(vec![now; events.len()]) as Box<dyn arrow::array::Array>),
+        std::sync::Arc::new(Int64Array::from_iter_values(
+            events.iter().map(|e| e.order_id),
+        )),
+        std::sync::Arc::new(StringArray::from_iter_values(
+            events.iter().map(|e| e.customer_id.as_str()),
+        )),
+        std::sync::Arc::new(StringArray::from_iter_values(
+            events.iter().map(|e| e.status.as_str()),
+        )),
+        std::sync::Arc::new(
+            Decimal128Array::from_iter_values(events.iter().map(|e| e.amount_cents))
+                .with_precision_and_scale(18, 2)?,
+        ),
+        std::sync::Arc::from(
+            ts(events.iter().map(|e| e.event_time_micros).collect()) as Box<dyn arrow::array::Array>
+        ),
+    ];
+    RecordBatch::try_new(TableName::BronzeOrders.schema(), columns)
+}
+
+/// Peak resident memory of this process so far, in MiB.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// `hourly_sales` as (hour, orders, revenue) text, sorted: what both sides must agree on.
+pub async fn hourly_sales(lab: &Lab) -> anyhow::Result<Vec<(String, i64, String)>> {
+    let rows = crate::render::rows(lab, TableName::HourlySales).await?;
+    Ok(crate::render::json_rows(&rows)
+        .into_iter()
+        .map(|r| {
+            (
+                r["hour"].as_str().unwrap_or_default().to_string(),
+                r["orders"].as_i64().unwrap_or_default(),
+                r["revenue"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect())
+}
+
+/// The seed's pipeline on PySpark (`bench/spark/pipeline.py`): one warm session kept open for
+/// runs, and cold runs as the seed runs them (a process per stream, then one for the check).
+pub struct SparkPeer {
+    script: PathBuf,
+    dir: PathBuf,
+    brokers: String,
+    topic: String,
+    session: Child,
+    commands: ChildStdin,
+    answers: BufReader<ChildStdout>,
+    /// How long the warm session took to start.
+    pub started_in: Duration,
+}
+
+impl SparkPeer {
+    pub fn start(script: &Path, dir: &Path, brokers: &str, topic: &str) -> anyhow::Result<Self> {
+        let started = Instant::now();
+        let mut session = Self::command(script, dir, brokers, topic)
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let commands = session.stdin.take().expect("piped stdin");
+        let answers = BufReader::new(session.stdout.take().expect("piped stdout"));
+        let mut peer = Self {
+            script: script.into(),
+            dir: dir.into(),
+            brokers: brokers.into(),
+            topic: topic.into(),
+            session,
+            commands,
+            answers,
+            started_in: Duration::ZERO,
+        };
+        peer.answer()?; // "ready"
+        peer.started_in = started.elapsed();
+        Ok(peer)
+    }
+
+    fn command(script: &Path, dir: &Path, brokers: &str, topic: &str) -> Command {
+        let mut command = Command::new("python3");
+        command
+            .arg(script)
+            .arg("--dir")
+            .arg(dir)
+            .args(["--brokers", brokers, "--topic", topic]);
+        command
+    }
+
+    /// The next `PEER {json}` line the session prints (Spark may print other lines).
+    fn answer(&mut self) -> anyhow::Result<Value> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.answers.read_line(&mut line)? == 0 {
+                anyhow::bail!("the Spark session ended: see {}", self.dir.display());
+            }
+            if let Some(json) = line.trim().strip_prefix("PEER ") {
+                let value: Value = serde_json::from_str(json)?;
+                if let Some(error) = value.get("error") {
+                    anyhow::bail!("the Spark peer failed: {error}");
+                }
+                return Ok(value);
+            }
+        }
+    }
+
+    fn ask(&mut self, command: &str) -> anyhow::Result<Value> {
+        writeln!(self.commands, "{command}")?;
+        self.commands.flush()?;
+        self.answer()
+    }
+
+    /// One pipeline run in the warm session: bronze, silver, gold, then the seed's check.
+    pub fn run(&mut self) -> anyhow::Result<Stages> {
+        let answer = self.ask("run")?;
+        let seconds = |k: &str| Duration::from_secs_f64(answer[k].as_f64().unwrap_or_default());
+        Ok(Stages {
+            bronze: seconds("bronze"),
+            silver: seconds("silver"),
+            gold: seconds("gold"),
+            check: seconds("check"),
+            events: answer["events"].as_u64().unwrap_or_default(),
+            checked: answer["checked"].as_u64().unwrap_or_default(),
+        })
+    }
+
+    /// One pipeline run as the seed runs it: `read_orders.py`, `latest_orders.py`,
+    /// `hourly_sales.py` and `check_streams.py`, each its own process with its own session.
+    pub fn cold_run(&self) -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        for step in [&["run", "bronze"][..], &["run", "silver"], &["run", "gold"], &["check"]] {
+            let out = Self::command(&self.script, &self.dir, &self.brokers, &self.topic)
+                .args(step)
+                .stdin(Stdio::null())
+                .output()?;
+            if !out.status.success() {
+                anyhow::bail!(
+                    "Spark {step:?} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .rev()
+                        .take(5)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                );
+            }
+        }
+        Ok(started.elapsed())
+    }
+
+    pub fn hourly_sales(&mut self) -> anyhow::Result<Vec<(String, i64, String)>> {
+        let answer = self.ask("hourly_sales")?;
+        Ok(answer["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                (
+                    r["hour"].as_str().unwrap_or_default().to_string(),
+                    r["orders"].as_i64().unwrap_or_default(),
+                    r["revenue"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect())
+    }
+}
+
+impl Drop for SparkPeer {
+    fn drop(&mut self) {
+        let _ = writeln!(self.commands, "quit");
+        let _ = self.commands.flush();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.session.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.session.kill();
+    }
+}
+
+/// Hours as the two sides print them, for a readable difference.
+pub fn describe(rows: &[(String, i64, String)]) -> String {
+    rows.iter()
+        .map(|(h, o, r)| format!("{h} {o} {r}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
