@@ -32,9 +32,14 @@ play: setup
 test: site
 	cargo test --workspace -- --test-threads=2
 
-# Speed figures (never part of the tests): see bench/results.md.
+# Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark and the
+# machine's limits on EVENTS events, then the dashboard's 1,000-run page; see bench/results.md.
+EVENTS ?= 1000000
 bench: setup
-	cargo bench -p reckon --bench pipeline --bench dashboard
+	python3 -c 'import pyspark, delta, matplotlib' 2>/dev/null \
+	  || python3 -m pip install -q pyspark==4.0.1 delta-spark==4.0.0 matplotlib==3.11.2
+	cargo bench -p reckon --bench pipeline -- --events $(EVENTS)
+	cargo bench -p reckon --bench dashboard
 
 clean-data:
 	$(RECKON) --data ./data broker stop || true

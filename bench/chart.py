@@ -30,7 +30,7 @@ def main(source, target):
     rates.set_xticks(list(xs), stages)
     rates.set_yscale("log")
     rates.set_ylabel("events per second (log)")
-    rates.set_title(f"Throughput over {figures['events']:,} events in 20 sends")
+    rates.set_title(f"Throughput over {figures['events']:,} events in {figures['sends']} sends")
     rates.legend(fontsize=8)
 
     small = figures["small_run_ms"]

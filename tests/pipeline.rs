@@ -217,7 +217,11 @@ async fn the_benchmarks_reckon_side_on_1000_events() {
     let mut total = Stages::default();
     for send in &workload.sends {
         lab.produce(send, "bench").await.unwrap();
-        total.add(&bench::reckon_run(&lab).await.expect("a run with a clean check"));
+        total.add(
+            &bench::reckon_run(&lab)
+                .await
+                .expect("a run with a clean check"),
+        );
     }
     assert_eq!(total.events, 1000);
     // Each check recounts all of bronze: 200 + 400 + ... + 1000 rows.
@@ -227,7 +231,10 @@ async fn the_benchmarks_reckon_side_on_1000_events() {
     assert!(text.contains("90 of them sent twice"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("late")), "{text}");
 
-    bench::timed_run(&lab, &workload.after(0, 10)).await.unwrap();
+    let (_, stages) = bench::timed_run(&lab, &workload.after(0, 10))
+        .await
+        .unwrap();
+    assert_eq!(stages.events, 10);
     let (consumed, _) = bench::raw_consume(&lab).await.unwrap();
     assert_eq!(consumed, 1010);
     let dir = tempfile::tempdir().unwrap();

@@ -112,7 +112,8 @@ async fn main() -> anyhow::Result<()> {
     };
 
     // 1. The sends, each followed by a run of both pipelines.
-    let (mut reckon, mut peer, mut produce) = (Stages::default(), Stages::default(), Duration::ZERO);
+    let (mut reckon, mut peer, mut produce) =
+        (Stages::default(), Stages::default(), Duration::ZERO);
     for (i, send) in workload.sends.iter().enumerate() {
         let started = Instant::now();
         main_lab.produce(send, "bench").await?;
@@ -141,9 +142,12 @@ async fn main() -> anyhow::Result<()> {
         next += count;
         workload.after(next - count, count)
     };
-    let (mut small, mut small_warm, mut small_cold) = (vec![], vec![], vec![]);
+    let (mut small, mut small_stages, mut small_warm, mut small_cold) =
+        (vec![], vec![], vec![], vec![]);
     for _ in 0..args.small_runs {
-        small.push(bench::timed_run(&main_lab, &batch(10)).await?);
+        let (took, stages) = bench::timed_run(&main_lab, &batch(10)).await?;
+        small.push(took);
+        small_stages.push(stages);
         if let Some(s) = spark.as_mut() {
             let t = s.run()?;
             small_warm.push(t.bronze + t.silver + t.gold + t.check);
@@ -181,13 +185,14 @@ async fn main() -> anyhow::Result<()> {
     drop(spark);
 
     // 4. Incremental: a 1,000-event run with N events in bronze, and with 10 k.
-    let big_runs = incremental_runs(&main_lab, [batch(1000), batch(1000), batch(1000)]).await?;
+    let (big_runs, big_stages) =
+        incremental_runs(&main_lab, [batch(1000), batch(1000), batch(1000)]).await?;
     let small_lab = lab(dir.path(), "ten-k");
     small_lab.reset(false).await?;
     let ten_k = Workload::new(10_000, 1);
     small_lab.produce(&ten_k.sends[0], "bench").await?;
     bench::reckon_run(&small_lab).await?;
-    let small_runs =
+    let (small_runs, ten_k_stages) =
         incremental_runs(&small_lab, [0, 1000, 2000].map(|k| ten_k.after(k, 1000))).await?;
     let (big_run, ten_k_run) = (median(big_runs), median(small_runs));
 
@@ -219,13 +224,35 @@ async fn main() -> anyhow::Result<()> {
         rate(all.len() as u64, parquet)
     ));
     line(String::new());
-    line("| stage  | reckon s | reckon events/s | spark s | spark events/s | spark/reckon |".into());
-    line("|--------|----------|-----------------|---------|----------------|--------------|".into());
+    line(
+        "| stage  | reckon s | reckon events/s | spark s | spark events/s | spark/reckon |".into(),
+    );
+    line(
+        "|--------|----------|-----------------|---------|----------------|--------------|".into(),
+    );
     let stages = [
-        ("bronze", reckon.bronze, peer.bronze, reckon.events, peer.events),
-        ("silver", reckon.silver, peer.silver, reckon.events, peer.events),
+        (
+            "bronze",
+            reckon.bronze,
+            peer.bronze,
+            reckon.events,
+            peer.events,
+        ),
+        (
+            "silver",
+            reckon.silver,
+            peer.silver,
+            reckon.events,
+            peer.events,
+        ),
         ("gold", reckon.gold, peer.gold, reckon.events, peer.events),
-        ("check", reckon.check, peer.check, reckon.checked, peer.checked),
+        (
+            "check",
+            reckon.check,
+            peer.check,
+            reckon.checked,
+            peer.checked,
+        ),
     ];
     let mut ratios = vec![];
     for (name, ours, theirs, our_rows, their_rows) in stages {
@@ -261,6 +288,12 @@ async fn main() -> anyhow::Result<()> {
         ms(big_run),
         ms(ten_k_run)
     ));
+    line(format!(
+        "where a run's time goes (median per stage): 10-event runs: {}; 1,000-event runs with {n} events in bronze: {}; with 10,000: {}",
+        bench::stage_medians(&small_stages),
+        bench::stage_medians(&big_stages),
+        bench::stage_medians(&ten_k_stages)
+    ));
     line(format!("peak RSS of the Reckon side: {rss:.0} MiB"));
     if let Some(hours) = identical {
         line(format!(
@@ -274,14 +307,39 @@ async fn main() -> anyhow::Result<()> {
     let bronze_raw = rate(reckon.events, reckon.bronze) / rate(consumed, consume);
     let incremental = big_run.as_secs_f64() / ten_k_run.as_secs_f64();
     let ratio_lines = [
-        ("small_run spark/reckon", small_ratio, ">= 50", small_ratio >= 50.0),
+        (
+            "small_run spark/reckon",
+            small_ratio,
+            ">= 50",
+            small_ratio >= 50.0,
+        ),
         ("small_run_warm spark/reckon", warm_ratio, "", true),
         ("bronze spark/reckon", ratio_of("bronze"), "", true),
         ("silver spark/reckon", ratio_of("silver"), "", true),
-        ("gold spark/reckon", ratio_of("gold"), ">= 5", ratio_of("gold") >= 5.0),
-        ("check spark/reckon", ratio_of("check"), ">= 5", ratio_of("check") >= 5.0),
-        ("bronze reckon/raw_consume", bronze_raw, ">= 0.5", bronze_raw >= 0.5),
-        ("incremental big/small", incremental, "<= 1.2", incremental <= 1.2),
+        (
+            "gold spark/reckon",
+            ratio_of("gold"),
+            ">= 5",
+            ratio_of("gold") >= 5.0,
+        ),
+        (
+            "check spark/reckon",
+            ratio_of("check"),
+            ">= 5",
+            ratio_of("check") >= 5.0,
+        ),
+        (
+            "bronze reckon/raw_consume",
+            bronze_raw,
+            ">= 0.5",
+            bronze_raw >= 0.5,
+        ),
+        (
+            "incremental big/small",
+            incremental,
+            "<= 1.2",
+            incremental <= 1.2,
+        ),
     ];
     for (name, value, target, met) in &ratio_lines {
         if !args.spark && name.contains("spark") {
@@ -298,6 +356,7 @@ async fn main() -> anyhow::Result<()> {
     if args.spark {
         let figures = json!({
             "events": n,
+            "sends": args.sends,
             "stages": ["bronze", "silver", "gold", "check"],
             "reckon_rates": [rate(reckon.events, reckon.bronze), rate(reckon.events, reckon.silver), rate(reckon.events, reckon.gold), rate(reckon.checked, reckon.check)],
             "spark_rates": [rate(peer.events, peer.bronze), rate(peer.events, peer.silver), rate(peer.events, peer.gold), rate(peer.checked, peer.check)],
@@ -310,16 +369,18 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A run after each batch (on top of what `lab` holds); their durations.
+/// A run after each batch (on top of what `lab` holds); their durations and stages.
 async fn incremental_runs(
     lab: &Lab,
     batches: [Vec<reckon::event::OrderEvent>; 3],
-) -> anyhow::Result<Vec<Duration>> {
-    let mut runs = vec![];
+) -> anyhow::Result<(Vec<Duration>, Vec<Stages>)> {
+    let (mut runs, mut stages) = (vec![], vec![]);
     for batch in &batches {
-        runs.push(bench::timed_run(lab, batch).await?);
+        let (took, figures) = bench::timed_run(lab, batch).await?;
+        runs.push(took);
+        stages.push(figures);
     }
-    Ok(runs)
+    Ok((runs, stages))
 }
 
 /// Writes the figures, the chart and `bench/results.md`'s side-by-side section.

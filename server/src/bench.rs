@@ -198,12 +198,25 @@ pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
     })
 }
 
-/// A full run's wall time (3 streams and the check) after sending `events`.
-pub async fn timed_run(lab: &Lab, events: &[OrderEvent]) -> anyhow::Result<Duration> {
+/// A full run (3 streams and the check) after sending `events`: its wall time and its stages.
+pub async fn timed_run(lab: &Lab, events: &[OrderEvent]) -> anyhow::Result<(Duration, Stages)> {
     lab.produce(events, "bench").await?;
     let started = Instant::now();
-    reckon_run(lab).await?;
-    Ok(started.elapsed())
+    let stages = reckon_run(lab).await?;
+    Ok((started.elapsed(), stages))
+}
+
+/// Each stage's median over some runs, in milliseconds: where a run's time goes.
+pub fn stage_medians(runs: &[Stages]) -> String {
+    let of =
+        |f: fn(&Stages) -> Duration| median(runs.iter().map(f).collect()).as_secs_f64() * 1000.0;
+    format!(
+        "bronze {:.0} ms, silver {:.0} ms, gold {:.0} ms, check {:.0} ms",
+        of(|s| s.bronze),
+        of(|s| s.silver),
+        of(|s| s.gold),
+        of(|s| s.check)
+    )
 }
 
 /// The median of some durations (the upper one of an even count).
@@ -262,11 +275,8 @@ pub fn parquet_write(events: &[OrderEvent], dir: &Path) -> anyhow::Result<Durati
     let properties = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .build();
-    let mut writer = ArrowWriter::try_new(
-        file,
-        TableName::BronzeOrders.schema(),
-        Some(properties),
-    )?;
+    let mut writer =
+        ArrowWriter::try_new(file, TableName::BronzeOrders.schema(), Some(properties))?;
     for batch in &batches {
         writer.write(batch)?;
     }
@@ -299,9 +309,8 @@ fn bronze_batch(events: &[OrderEvent], first_offset: usize) -> arrow::error::Res
             Decimal128Array::from_iter_values(events.iter().map(|e| e.amount_cents))
                 .with_precision_and_scale(18, 2)?,
         ),
-        std::sync::Arc::from(
-            ts(events.iter().map(|e| e.event_time_micros).collect()) as Box<dyn arrow::array::Array>
-        ),
+        std::sync::Arc::from(ts(events.iter().map(|e| e.event_time_micros).collect())
+            as Box<dyn arrow::array::Array>),
     ];
     RecordBatch::try_new(TableName::BronzeOrders.schema(), columns)
 }
@@ -424,7 +433,12 @@ impl SparkPeer {
     /// `hourly_sales.py` and `check_streams.py`, each its own process with its own session.
     pub fn cold_run(&self) -> anyhow::Result<Duration> {
         let started = Instant::now();
-        for step in [&["run", "bronze"][..], &["run", "silver"], &["run", "gold"], &["check"]] {
+        for step in [
+            &["run", "bronze"][..],
+            &["run", "silver"],
+            &["run", "gold"],
+            &["check"],
+        ] {
             let out = Self::command(&self.script, &self.dir, &self.brokers, &self.topic)
                 .args(step)
                 .stdin(Stdio::null())

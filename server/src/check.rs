@@ -390,7 +390,9 @@ async fn offsets(ctx: &SessionContext, lab: &Lab) -> Result<Vec<String>, CheckEr
     Ok(problems)
 }
 
-/// Registers a table for SQL; a table not created yet is an empty one with its schema.
+/// Registers a table for SQL, read once into memory: the check's queries scan bronze several
+/// times, and decoding its Parquet files once instead of per query is most of the check's cost.
+/// A table not created yet is an empty one with its schema.
 async fn register(ctx: &SessionContext, lab: &Lab, name: TableName) -> Result<(), CheckError> {
     let query_err = |source| TableError::Query {
         table: name.to_string(),
@@ -409,7 +411,21 @@ async fn register(ctx: &SessionContext, lab: &Lab, name: TableName) -> Result<()
         }
         None => Arc::new(MemTable::try_new(name.schema(), vec![vec![]]).map_err(query_err)?),
     };
-    ctx.register_table(name.as_str(), provider)
+    let schema = provider.schema();
+    let batches = ctx
+        .read_table(provider)
+        .map_err(query_err)?
+        .collect()
+        .await
+        .map_err(query_err)?;
+    // As many partitions as the session runs in parallel, batches dealt out in turn.
+    let parallel = ctx.state().config().target_partitions().max(1);
+    let mut partitions = vec![vec![]; parallel];
+    for (i, batch) in batches.into_iter().enumerate() {
+        partitions[i % parallel].push(batch);
+    }
+    let table = MemTable::try_new(schema, partitions).map_err(query_err)?;
+    ctx.register_table(name.as_str(), Arc::new(table))
         .map_err(query_err)?;
     Ok(())
 }
