@@ -100,10 +100,10 @@ impl Dashboard {
             .ok_or_else(|| ApiError::Failed("this lab keeps no history".into()))
     }
 
-    /// Whether gold drops duplicates now: as its state started, or as set when it has none.
     async fn dedup_in_effect(&self) -> Result<bool, ApiError> {
-        let started = GoldState::committed(&self.lab).await.map_err(failed)?;
-        Ok(started.map_or_else(|| self.dedup_setting(), |s| s.dedup))
+        dedup_in_effect(&self.lab, self.dedup_setting())
+            .await
+            .map_err(failed)
     }
 
     fn dedup_setting(&self) -> bool {
@@ -186,6 +186,13 @@ impl Dashboard {
     }
 }
 
+/// Whether gold drops duplicates now: as its state started (gold's own state decides once it
+/// exists), or as `setting` says when it has none yet.
+async fn dedup_in_effect(lab: &Lab, setting: bool) -> Result<bool, StreamError> {
+    let started = GoldState::committed(lab).await?;
+    Ok(started.map_or(setting, |s| s.dedup))
+}
+
 /// An engine error as the person who clicked reads it.
 pub fn failed(e: impl Into<LabError>) -> ApiError {
     match e.into() {
@@ -248,11 +255,8 @@ impl Backend for Dashboard {
             let dedup = self.dedup_setting();
             let live = self.live.clone();
             let task = tokio::spawn(async move {
-                // Gold's own state decides dedup once it exists; the setting starts it.
-                let dedup = match GoldState::committed(&lab).await {
-                    Ok(Some(state)) => state.dedup,
-                    _ => dedup,
-                };
+                // Unreadable state: the run itself reports it, with the setting as asked.
+                let dedup = dedup_in_effect(&lab, dedup).await.unwrap_or(dedup);
                 let result = lab
                     .pipeline_with(dedup, |id| {
                         let _ = id_tx.send(id);

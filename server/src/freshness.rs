@@ -22,7 +22,8 @@ pub enum Light {
 /// The answer, as the home page and `reckon freshness --json` show it.
 pub use app::model::Freshness;
 
-fn clock(micros: i64, with_day: bool) -> String {
+/// `HH:MM` of a time in microseconds (as the check prints hours), with the day when asked.
+pub fn clock(micros: i64, with_day: bool) -> String {
     let t = DateTime::<Utc>::from_timestamp_micros(micros).unwrap_or_default();
     if with_day {
         t.format("%-d %B %Y %H:%M").to_string()
@@ -136,17 +137,14 @@ async fn last_run(
     history: &crate::history::History,
     lab: &str,
 ) -> Result<(Option<String>, bool, Option<String>), HistoryError> {
-    let runs = history.runs(lab, 50, None).await?;
-    let Some(last) = runs.iter().find(|r| r.status != "running") else {
+    let Some(last) = history.last_finished_run(lab).await? else {
         return Ok((None, false, None));
     };
     let last_check = history
         .last_check_found_problem(lab)
         .await?
         .map(|problem| if problem { "problem" } else { "passed" }.to_string());
-    let finished = last
-        .finished_at
-        .clone()
-        .unwrap_or_else(|| last.started_at.clone());
-    Ok((Some(finished), last.status == "failed", last_check))
+    let failed = last.status == "failed";
+    let finished = last.finished_at.unwrap_or(last.started_at);
+    Ok((Some(finished), failed, last_check))
 }

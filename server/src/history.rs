@@ -227,6 +227,18 @@ impl History {
         Ok(rows.iter().map(summary).collect())
     }
 
+    /// The lab's last run that is not running any more, `None` before any.
+    pub async fn last_finished_run(&self, lab: &str) -> Result<Option<RunSummary>, HistoryError> {
+        let row = sqlx::query(
+            "SELECT id, lab, started_by, generation, started_at, finished_at, status, error FROM runs \
+             WHERE lab = ? AND status <> 'running' ORDER BY id DESC LIMIT 1",
+        )
+        .bind(lab)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(summary))
+    }
+
     /// Whether the lab's last check found a PROBLEM; `None` before any check.
     pub async fn last_check_found_problem(&self, lab: &str) -> Result<Option<bool>, HistoryError> {
         let row = sqlx::query(

@@ -212,11 +212,19 @@ impl Lab {
             _ => None,
         };
         let _lock = self.lock()?;
+        self.run_recorded(kafka.as_ref(), which, dedup).await
+    }
+
+    /// Runs streams (the lab's lock held) and records them as one run in the history.
+    async fn run_recorded(
+        &self,
+        kafka: Option<&Kafka>,
+        which: Streams,
+        dedup: bool,
+    ) -> Result<Vec<StreamRun>, LabError> {
         let mut runs = vec![];
         let id = self.start_record().await;
-        let result = self
-            .run_locked(kafka.as_ref(), which, dedup, &mut runs)
-            .await;
+        let result = self.run_locked(kafka, which, dedup, &mut runs).await;
         self.finish_record(id, &runs, None, result.as_ref().err())
             .await;
         result.map(|()| runs)
@@ -378,14 +386,7 @@ impl Lab {
                     progress(&format!("sent batch {batch}: {} events", sent.len()));
                 }
                 Step::Run => {
-                    let mut runs = vec![];
-                    let id = self.start_record().await;
-                    let result = self
-                        .run_locked(Some(&kafka), Streams::All, dedup, &mut runs)
-                        .await;
-                    self.finish_record(id, &runs, None, result.as_ref().err())
-                        .await;
-                    result?;
+                    let runs = self.run_recorded(Some(&kafka), Streams::All, dedup).await?;
                     runs.iter().for_each(|run| progress(&run.to_string()));
                 }
             }

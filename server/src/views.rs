@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::check::{Finding, Report, Verdict};
 use crate::dashboard::{failed, verdict_word};
 use crate::event::OrderEvent;
+use crate::kafka::Kafka;
 use crate::lab::Lab;
 use crate::render;
 use crate::streams::gold::GoldState;
@@ -36,10 +37,7 @@ pub fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, ApiErr
 
 /// `HH:MM` of a time in microseconds, as the check prints hours.
 pub fn clock(micros: i64) -> String {
-    DateTime::<Utc>::from_timestamp_micros(micros)
-        .unwrap_or_default()
-        .format("%H:%M")
-        .to_string()
+    crate::freshness::clock(micros, false)
 }
 
 /// The produce form's fields as an event (SPEC §1), or the first field that is wrong.
@@ -307,32 +305,75 @@ pub async fn topic(lab: &Lab) -> Result<TopicView, ApiError> {
         brokers: kafka.brokers().to_string(),
         partitions: None,
     };
-    let Some(partitions) = kafka.partitions(&topic).map_err(failed)? else {
+    let Some(offsets) = partition_offsets(lab, &kafka).await? else {
         return Ok(view);
     };
-    let stored = stored_offsets(lab, &partitions).await?;
     let mut shown = vec![];
-    for p in partitions {
-        let (log_start, log_end) = kafka.log_offsets(&topic, p).map_err(failed)?;
-        let bronze_offset = stored.get(&p).copied().flatten();
-        let next = bronze_offset.map_or(log_start, |o| (o + 1).max(log_start));
+    for p in offsets {
         let last_messages = kafka
-            .last_messages(&topic, p, (log_start, log_end), MESSAGES_SHOWN)
+            .last_messages(
+                &topic,
+                p.partition,
+                (p.log_start, p.log_end),
+                MESSAGES_SHOWN,
+            )
             .map_err(failed)?
             .into_iter()
             .map(|(offset, key, value)| TopicMessage { offset, key, value })
             .collect();
         shown.push(PartitionView {
-            partition: p,
-            log_start,
-            log_end,
-            bronze_offset,
-            lag: (log_end - next).max(0),
+            partition: p.partition,
+            log_start: p.log_start,
+            log_end: p.log_end,
+            bronze_offset: p.bronze_offset,
+            lag: p.lag(),
             last_messages,
         });
     }
     view.partitions = Some(shown);
     Ok(view)
+}
+
+/// One partition of the lab's topic: its log and how far bronze has read it.
+struct PartitionOffsets {
+    partition: i32,
+    log_start: i64,
+    log_end: i64,
+    /// The last offset bronze stored (rows or rejects), `None` before it read any.
+    bronze_offset: Option<i64>,
+}
+
+impl PartitionOffsets {
+    /// Messages the log holds that bronze has not read yet.
+    fn lag(&self) -> i64 {
+        let next = self
+            .bronze_offset
+            .map_or(self.log_start, |o| (o + 1).max(self.log_start));
+        (self.log_end - next).max(0)
+    }
+}
+
+/// Every partition of the lab's topic with its log and bronze's offset; `None` without a topic.
+async fn partition_offsets(
+    lab: &Lab,
+    kafka: &Kafka,
+) -> Result<Option<Vec<PartitionOffsets>>, ApiError> {
+    let topic = &lab.config.topic;
+    let Some(partitions) = kafka.partitions(topic).map_err(failed)? else {
+        return Ok(None);
+    };
+    let stored = stored_offsets(lab, &partitions).await?;
+    let mut out = vec![];
+    for partition in partitions {
+        let (log_start, log_end) = kafka.log_offsets(topic, partition).map_err(failed)?;
+        out.push(PartitionOffsets {
+            partition,
+            log_start,
+            log_end,
+            bronze_offset: stored.get(&partition).copied().flatten(),
+        });
+    }
+    Ok(Some(out))
 }
 
 /// The last offset bronze stored per partition (rows or rejects, whichever is further).
@@ -546,20 +587,10 @@ async fn count(lab: &Lab, name: TableName) -> Result<Option<i64>, ApiError> {
 /// Messages the topic holds and how many bronze has not read; `None` without a topic.
 async fn topic_counts(lab: &Lab) -> Result<Option<(i64, i64)>, ApiError> {
     let kafka = lab.kafka().await.map_err(failed)?;
-    let Some(partitions) = kafka.partitions(&lab.config.topic).map_err(failed)? else {
+    let Some(offsets) = partition_offsets(lab, &kafka).await? else {
         return Ok(None);
     };
-    let stored = stored_offsets(lab, &partitions).await?;
-    let (mut messages, mut lag) = (0, 0);
-    for p in partitions {
-        let (start, end) = kafka.log_offsets(&lab.config.topic, p).map_err(failed)?;
-        messages += end - start;
-        let next = stored
-            .get(&p)
-            .copied()
-            .flatten()
-            .map_or(start, |o| (o + 1).max(start));
-        lag += (end - next).max(0);
-    }
+    let messages = offsets.iter().map(|p| p.log_end - p.log_start).sum();
+    let lag = offsets.iter().map(PartitionOffsets::lag).sum();
     Ok(Some((messages, lag)))
 }
