@@ -231,3 +231,19 @@ impl SpawnOutput for std::process::Command {
         std::thread::spawn(move || self.output().unwrap())
     }
 }
+
+/// Without sign-in the dashboard serves this machine only: an address other machines reach is
+/// refused by name, and nothing is served.
+#[test]
+fn serve_refuses_an_address_other_machines_reach() {
+    let lab = TestLab::new("open-addr");
+    let out = lab.reckon(&["serve", "--addr", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("addr: 0.0.0.0:0"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
+    assert!(
+        !stdout(&out).contains("dashboard: http"),
+        "{}",
+        stdout(&out)
+    );
+}

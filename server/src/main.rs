@@ -212,6 +212,24 @@ async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
+/// The dashboard asks nobody who they are (roles and tokens are still to come), so it serves
+/// this machine only: an address other machines reach is refused before anything starts.
+async fn refuse_unprotected(addr: &str) -> anyhow::Result<()> {
+    let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .with_context(|| format!("addr: {addr:?} is not a HOST:PORT address"))?
+        .collect();
+    if let Some(open) = resolved.iter().find(|a| !a.ip().is_loopback()) {
+        bail!(
+            "addr: {addr} ({}) is reachable from other machines, and the dashboard has no sign-in \
+             yet: anyone reaching it could send events, run and reset. Serve on a loopback address \
+             (the default 127.0.0.1:3000) and reach it through an SSH tunnel or an authenticating proxy",
+            open.ip()
+        );
+    }
+    Ok(())
+}
+
 async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = config(&cli)?;
     let command = match cli.command {
@@ -310,6 +328,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             site,
             schedule,
         } => {
+            refuse_unprotected(&addr).await?;
             // Start the local broker now, not at the first click.
             lab.kafka().await?;
             let listener = tokio::net::TcpListener::bind(&addr)
