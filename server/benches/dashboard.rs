@@ -31,6 +31,7 @@ fn report() -> Report {
         }),
     };
     Report {
+        bronze_events: 11,
         findings: vec![
             Finding {
                 verdict: Verdict::Ok,

@@ -295,6 +295,15 @@ async fn main() -> anyhow::Result<()> {
         bench::stage_medians(&ten_k_stages)
     ));
     line(format!("peak RSS of the Reckon side: {rss:.0} MiB"));
+    if args.spark {
+        match peer.problems.first() {
+            None => line("the seed's check (Spark) found no PROBLEM in its last run; Reckon's check found none in any run".into()),
+            Some(first) => line(format!(
+                "the seed's check (Spark) printed {} PROBLEM line(s) in its last run, e.g. {first:?}; Reckon's check found none in any run",
+                peer.problems.len()
+            )),
+        }
+    }
     if let Some(hours) = identical {
         line(format!(
             "hourly_sales: identical on both sides ({hours} hours)"
