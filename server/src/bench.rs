@@ -253,15 +253,19 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
         .map_err(crate::kafka::KafkaError::from)?;
     let mut seen = 0u64;
     let mut bytes = 0usize;
+    let mut last_message = Instant::now();
     crate::kafka::blocking(|| {
         while seen < total {
             if let Some(message) = reader.poll(Duration::from_millis(500)) {
                 let message = message.map_err(crate::kafka::KafkaError::from)?;
                 bytes += message.payload_len();
                 seen += 1;
+                last_message = Instant::now();
+            } else if last_message.elapsed() > Duration::from_secs(30) {
+                anyhow::bail!("raw consume: stalled after {seen} of {total} messages of {topic}");
             }
         }
-        Ok::<_, crate::kafka::KafkaError>(())
+        Ok(())
     })?;
     std::hint::black_box(bytes);
     Ok((seen, started.elapsed()))
