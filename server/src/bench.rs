@@ -22,10 +22,10 @@ use serde_json::Value;
 
 use crate::event::OrderEvent;
 use crate::lab::{Lab, Streams};
+use crate::streams::HOUR_MICROS as HOUR;
 use crate::tables::TableName;
 
-const MINUTE: i64 = 60_000_000;
-const HOUR: i64 = 60 * MINUTE;
+const MINUTE: i64 = HOUR / 60;
 /// 2026-10-01T00:00:00Z in microseconds: the course's day.
 pub const START: i64 = 1_790_812_800_000_000;
 /// The events' event times span this long.
@@ -341,14 +341,17 @@ pub async fn hourly_sales(lab: &Lab) -> anyhow::Result<Vec<(String, i64, String)
     let rows = crate::render::rows(lab, TableName::HourlySales).await?;
     Ok(crate::render::json_rows(&rows)
         .into_iter()
-        .map(|r| {
-            (
-                r["hour"].as_str().unwrap_or_default().to_string(),
-                r["orders"].as_i64().unwrap_or_default(),
-                r["revenue"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+        .map(|r| hour_row(&Value::Object(r)))
         .collect())
+}
+
+/// One `hourly_sales` row, as JSON from either side, as (hour, orders, revenue) text.
+fn hour_row(r: &Value) -> (String, i64, String) {
+    (
+        r["hour"].as_str().unwrap_or_default().to_string(),
+        r["orders"].as_i64().unwrap_or_default(),
+        r["revenue"].as_str().unwrap_or_default().to_string(),
+    )
 }
 
 /// The seed's pipeline on PySpark (`bench/spark/pipeline.py`): one warm session kept open for
@@ -484,13 +487,7 @@ impl SparkPeer {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|r| {
-                (
-                    r["hour"].as_str().unwrap_or_default().to_string(),
-                    r["orders"].as_i64().unwrap_or_default(),
-                    r["revenue"].as_str().unwrap_or_default().to_string(),
-                )
-            })
+            .map(hour_row)
             .collect())
     }
 }
