@@ -182,7 +182,7 @@ async fn dedup_off_flags_11_as_a_problem_and_names_the_event_sent_twice() {
     let settings = site.post_ok("/api/settings", json!({"dedup": false})).await;
     assert_eq!(
         settings,
-        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false})
+        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false, "public": false})
     );
     site.play_course().await;
 
@@ -297,7 +297,7 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
     assert_eq!(site.get_json("/api/runs").await["runs"], json!([]));
     assert_eq!(
         site.get_json("/api/settings").await,
-        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true})
+        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false})
     );
 }
 
@@ -374,7 +374,7 @@ async fn every_page_renders_without_javascript() {
 async fn a_form_posted_without_javascript_comes_back_with_the_fields_error() {
     let lab = TestLab::new("form");
     let site = site(&lab).await;
-    let form = "event[order_id]=12x&event[customer_id]=C1&event[status]=placed&event[amount]=1.00&event[event_time]=2026-10-01T09:00:00Z";
+    let form = "lab=default&event[order_id]=12x&event[customer_id]=C1&event[status]=placed&event[amount]=1.00&event[event_time]=2026-10-01T09:00:00Z";
     let (status, _, headers) = site
         .call(
             Request::post("/fn/produce")
@@ -534,13 +534,11 @@ async fn the_schedule_runs_the_pipeline_until_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_run_at_a_time_also_against_a_cli_run() {
     let lab = TestLab::new("one-run");
-    let mut config = reckon::Config::new(lab.data());
-    config.topic = lab.topic.clone();
+    let mut config = lab.config();
     config.lock_wait = Duration::from_secs(3);
-    let dashboard = reckon::dashboard::Dashboard::new(reckon::Lab::open(config).await.unwrap());
     let dir = tempfile::tempdir().unwrap();
     let site = Site {
-        state: AppState::new(dashboard, dir.path().to_path_buf()),
+        state: lab.server(dir.path(), config, Default::default()).await,
         _site: dir,
     };
     site.post_ok("/api/produce", json!({"scenario": "course", "batch": "1"}))

@@ -22,6 +22,12 @@ pub enum ApiError {
     /// Another run of the lab is going on.
     Busy(String),
     NotFound(String),
+    /// No token, or one the server does not know: sign in.
+    Unauthorized(String),
+    /// A token that does not allow this (a viewer producing, a learner in another lab).
+    Forbidden(String),
+    /// Too many requests of one kind in a short time: wait and try again.
+    TooMany(String),
     /// Anything else (Kafka down, a table unreadable, ...).
     Failed(String),
 }
@@ -31,6 +37,19 @@ impl ApiError {
         Self::Field {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The HTTP status that says what kind of error this is.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Field { .. } => 400,
+            Self::Unauthorized(_) => 401,
+            Self::Forbidden(_) => 403,
+            Self::NotFound(_) => 404,
+            Self::Busy(_) => 409,
+            Self::TooMany(_) => 429,
+            Self::Failed(_) => 500,
         }
     }
 
@@ -47,7 +66,12 @@ impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Field { field, message } => write!(f, "{field}: {message}"),
-            Self::Busy(m) | Self::NotFound(m) | Self::Failed(m) => f.write_str(m),
+            Self::Busy(m)
+            | Self::NotFound(m)
+            | Self::Unauthorized(m)
+            | Self::Forbidden(m)
+            | Self::TooMany(m)
+            | Self::Failed(m) => f.write_str(m),
         }
     }
 }
@@ -70,6 +94,59 @@ pub struct EventForm {
     pub status: String,
     pub amount: String,
     pub event_time: String,
+}
+
+/// What a request asks of a lab; the server allows it or answers 401/403.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The freshness and reconciliation pages and live updates: anyone, if the lab is public.
+    Public,
+    /// Every other page and read of the lab.
+    Read,
+    /// Produce, run, reset, settings, viewer tokens: the lab's learner or the instructor.
+    Write,
+    /// Create and delete labs: the instructor.
+    Manage,
+}
+
+/// The server's labs, and who may open which: what every server function goes through first.
+#[cfg(feature = "ssr")]
+#[async_trait::async_trait]
+pub trait Server: Send + Sync {
+    /// Lab `lab`, if the request with these headers may `access` it. A signed-in browser's
+    /// writes must carry its session's CSRF token as `csrf`.
+    async fn open(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        access: Access,
+        csrf: Option<&str>,
+    ) -> Result<std::sync::Arc<dyn Backend>, ApiError>;
+    /// Who is asking, and which labs they may open.
+    async fn session(&self, headers: &http::HeaderMap) -> SessionView;
+    /// The labs this person may open, each summed up (the instructor's overview).
+    async fn labs(&self, headers: &http::HeaderMap) -> Result<Vec<LabSummary>, ApiError>;
+    /// Makes a lab; answers its learner token, shown once.
+    async fn create_lab(
+        &self,
+        headers: &http::HeaderMap,
+        name: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError>;
+    /// Deletes a lab: its topic, its folder and its history.
+    async fn delete_lab(
+        &self,
+        headers: &http::HeaderMap,
+        name: &str,
+        csrf: Option<&str>,
+    ) -> Result<(), ApiError>;
+    /// A new read-only token for a lab, shown once.
+    async fn viewer_token(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError>;
 }
 
 /// What the pages need from the engine. Declared here, implemented by the server, provided as
@@ -107,14 +184,55 @@ pub trait Backend: Send + Sync {
         &self,
         schedule_seconds: Option<Option<u64>>,
         dedup: Option<bool>,
+        public: Option<bool>,
     ) -> Result<Settings, ApiError>;
     async fn reset(&self) -> Result<Settings, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
-fn backend() -> Result<std::sync::Arc<dyn Backend>, ApiError> {
-    use_context::<std::sync::Arc<dyn Backend>>()
-        .ok_or_else(|| ApiError::Failed("the server provided no backend".into()))
+fn server() -> Result<(std::sync::Arc<dyn Server>, http::HeaderMap), ApiError> {
+    let server = use_context::<std::sync::Arc<dyn Server>>()
+        .ok_or_else(|| ApiError::Failed("the server provided no labs".into()))?;
+    let headers = use_context::<http::request::Parts>()
+        .map(|parts| parts.headers)
+        .unwrap_or_default();
+    Ok((server, headers))
+}
+
+/// The lab a page or form works on, if this request may `access` it.
+#[cfg(feature = "ssr")]
+async fn open(
+    lab: &str,
+    access: Access,
+    csrf: &Option<String>,
+) -> Result<std::sync::Arc<dyn Backend>, ApiError> {
+    let (server, headers) = server()?;
+    let answer = refused_with_status(server.open(&headers, lab, access, csrf.as_deref()).await);
+    answer
+}
+
+/// A refusal answers with its status (401, 403, 404), for scripts calling a server function.
+/// A plain form post (it accepts HTML) keeps Leptos's redirect back to the page, which shows it.
+#[cfg(feature = "ssr")]
+fn refused_with_status<T>(answer: Result<T, ApiError>) -> Result<T, ApiError> {
+    if let Err(e) = &answer {
+        let accepts_html = use_context::<http::request::Parts>().is_some_and(|parts| {
+            parts
+                .headers
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/html"))
+        });
+        let options = use_context::<leptos_axum::ResponseOptions>();
+        if let (false, Some(options), Ok(status)) = (
+            accepts_html,
+            options,
+            http::StatusCode::from_u16(e.status()),
+        ) {
+            options.set_status(status);
+        }
+    }
+    answer
 }
 
 /// A checkbox's value: present (any value) when ticked.
@@ -123,80 +241,148 @@ fn ticked(value: &Option<String>) -> bool {
     value.as_deref().is_some_and(|v| v != "false")
 }
 
+#[server(prefix = "/fn", endpoint = "session")]
+pub async fn get_session() -> Result<SessionView, ApiError> {
+    let (server, headers) = server()?;
+    Ok(server.session(&headers).await)
+}
+
+#[server(prefix = "/fn", endpoint = "labs")]
+pub async fn get_labs() -> Result<Vec<LabSummary>, ApiError> {
+    let (server, headers) = server()?;
+    server.labs(&headers).await
+}
+
+#[server(prefix = "/fn", endpoint = "create_lab")]
+pub async fn create_lab(name: String, csrf: Option<String>) -> Result<NewToken, ApiError> {
+    let (server, headers) = server()?;
+    let answer = server
+        .create_lab(&headers, name.trim(), csrf.as_deref())
+        .await;
+    refused_with_status(answer)
+}
+
+#[server(prefix = "/fn", endpoint = "viewer_token")]
+pub async fn make_viewer_token(lab: String, csrf: Option<String>) -> Result<NewToken, ApiError> {
+    let (server, headers) = server()?;
+    let answer = server.viewer_token(&headers, &lab, csrf.as_deref()).await;
+    refused_with_status(answer)
+}
+
 #[server(prefix = "/fn", endpoint = "freshness")]
-pub async fn get_freshness() -> Result<Freshness, ApiError> {
-    backend()?.freshness().await
+pub async fn get_freshness(lab: String) -> Result<Freshness, ApiError> {
+    open(&lab, Access::Public, &None).await?.freshness().await
 }
 
 #[server(prefix = "/fn", endpoint = "runs")]
-pub async fn get_runs(before: Option<i64>, limit: Option<i64>) -> Result<RunsPage, ApiError> {
-    backend()?.runs(before, limit.unwrap_or(50)).await
+pub async fn get_runs(
+    lab: String,
+    before: Option<i64>,
+    limit: Option<i64>,
+) -> Result<RunsPage, ApiError> {
+    open(&lab, Access::Read, &None)
+        .await?
+        .runs(before, limit.unwrap_or(50))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "run")]
-pub async fn get_run(id: i64) -> Result<RunDetail, ApiError> {
-    backend()?.run(id).await
+pub async fn get_run(lab: String, id: i64) -> Result<RunDetail, ApiError> {
+    open(&lab, Access::Read, &None).await?.run(id).await
 }
 
 #[server(prefix = "/fn", endpoint = "start_run")]
-pub async fn start_run() -> Result<RunStarted, ApiError> {
-    backend()?.start_run("button", false).await
+pub async fn start_run(lab: String, csrf: Option<String>) -> Result<RunStarted, ApiError> {
+    open(&lab, Access::Write, &csrf)
+        .await?
+        .start_run("button", false)
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "hours")]
-pub async fn get_hours() -> Result<Vec<HourRow>, ApiError> {
-    backend()?.hours().await
+pub async fn get_hours(lab: String) -> Result<Vec<HourRow>, ApiError> {
+    open(&lab, Access::Public, &None).await?.hours().await
 }
 
 #[server(prefix = "/fn", endpoint = "produce")]
-pub async fn produce_event(event: EventForm, and_run: Option<String>) -> Result<Sent, ApiError> {
-    backend()?
+pub async fn produce_event(
+    lab: String,
+    csrf: Option<String>,
+    event: EventForm,
+    and_run: Option<String>,
+) -> Result<Sent, ApiError> {
+    open(&lab, Access::Write, &csrf)
+        .await?
         .produce_event(event, "form", ticked(&and_run))
         .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_batch")]
-pub async fn send_batch(batch: String, and_run: Option<String>) -> Result<Sent, ApiError> {
-    backend()?
+pub async fn send_batch(
+    lab: String,
+    csrf: Option<String>,
+    batch: String,
+    and_run: Option<String>,
+) -> Result<Sent, ApiError> {
+    open(&lab, Access::Write, &csrf)
+        .await?
         .produce_batch("course", &batch, ticked(&and_run))
         .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_again")]
-pub async fn send_again(id: i64, and_run: Option<String>) -> Result<Sent, ApiError> {
-    backend()?.send_again(id, ticked(&and_run)).await
+pub async fn send_again(
+    lab: String,
+    csrf: Option<String>,
+    id: i64,
+    and_run: Option<String>,
+) -> Result<Sent, ApiError> {
+    open(&lab, Access::Write, &csrf)
+        .await?
+        .send_again(id, ticked(&and_run))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "produce_page")]
-pub async fn get_produce_page() -> Result<ProducePage, ApiError> {
-    backend()?.produce_page().await
+pub async fn get_produce_page(lab: String) -> Result<ProducePage, ApiError> {
+    open(&lab, Access::Read, &None).await?.produce_page().await
 }
 
 #[server(prefix = "/fn", endpoint = "topic")]
-pub async fn get_topic() -> Result<TopicView, ApiError> {
-    backend()?.topic().await
+pub async fn get_topic(lab: String) -> Result<TopicView, ApiError> {
+    open(&lab, Access::Read, &None).await?.topic().await
 }
 
 #[server(prefix = "/fn", endpoint = "table")]
-pub async fn get_table(name: String, version: Option<i64>) -> Result<TableView, ApiError> {
-    backend()?.table(&name, version).await
+pub async fn get_table(
+    lab: String,
+    name: String,
+    version: Option<i64>,
+) -> Result<TableView, ApiError> {
+    open(&lab, Access::Read, &None)
+        .await?
+        .table(&name, version)
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "pipeline")]
-pub async fn get_pipeline() -> Result<PipelineView, ApiError> {
-    backend()?.pipeline().await
+pub async fn get_pipeline(lab: String) -> Result<PipelineView, ApiError> {
+    open(&lab, Access::Read, &None).await?.pipeline().await
 }
 
 #[server(prefix = "/fn", endpoint = "settings")]
-pub async fn get_settings() -> Result<Settings, ApiError> {
-    backend()?.settings().await
+pub async fn get_settings(lab: String) -> Result<Settings, ApiError> {
+    open(&lab, Access::Read, &None).await?.settings().await
 }
 
 /// The settings form: an empty schedule turns the schedule off.
 #[server(prefix = "/fn", endpoint = "save_settings")]
 pub async fn save_settings(
+    lab: String,
+    csrf: Option<String>,
     schedule_seconds: String,
     dedup: Option<String>,
+    public: Option<String>,
 ) -> Result<Settings, ApiError> {
     let schedule = match schedule_seconds.trim() {
         "" | "0" => None,
@@ -207,18 +393,24 @@ pub async fn save_settings(
             )
         })?),
     };
-    backend()?
-        .update_settings(Some(schedule), Some(ticked(&dedup)))
+    open(&lab, Access::Write, &csrf)
+        .await?
+        .update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
         .await
 }
 
 #[server(prefix = "/fn", endpoint = "reset")]
-pub async fn reset_lab(confirm: Option<String>) -> Result<Settings, ApiError> {
+pub async fn reset_lab(
+    lab: String,
+    csrf: Option<String>,
+    confirm: Option<String>,
+) -> Result<Settings, ApiError> {
+    let lab = open(&lab, Access::Write, &csrf).await?;
     if !ticked(&confirm) {
         return Err(ApiError::field(
             "confirm",
             "tick the box to confirm: a reset deletes the topic and the tables",
         ));
     }
-    backend()?.reset().await
+    lab.reset().await
 }

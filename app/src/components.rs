@@ -1,9 +1,115 @@
-//! Pieces the pages share: live updates, error lines, the run button, figures.
+//! Pieces the pages share: the lab a page shows and who is looking, live updates, error lines,
+//! the run button, figures.
 
 use leptos::prelude::*;
+use leptos_router::hooks::use_location;
 
 use crate::api::{ApiError, StartRun};
-use crate::model::RunStarted;
+use crate::model::{RunStarted, SessionView};
+
+/// The lab every unscoped page and API route works on.
+pub const DEFAULT_LAB: &str = "default";
+
+/// The lab a path shows: `/labs/ann/runs` is lab `ann`; a path outside `/labs/<lab>` is `default`.
+pub fn lab_of_path(path: &str) -> String {
+    path.strip_prefix("/labs/")
+        .and_then(|rest| rest.split('/').next())
+        .filter(|lab| !lab.is_empty())
+        .unwrap_or(DEFAULT_LAB)
+        .to_string()
+}
+
+/// The lab the current page shows.
+pub fn current_lab() -> String {
+    lab_of_path(&use_location().pathname.get_untracked())
+}
+
+/// A page of lab `lab`: `/runs` of lab ann is `/labs/ann/runs`; the default lab's is `/runs`.
+pub fn lab_href(lab: &str, path: &str) -> String {
+    match (lab, path) {
+        (DEFAULT_LAB, _) => path.to_string(),
+        (_, "/") => format!("/labs/{lab}"),
+        _ => format!("/labs/{lab}{path}"),
+    }
+}
+
+/// A page of the current lab.
+pub fn href(path: &str) -> String {
+    lab_href(&current_lab(), path)
+}
+
+/// Who is looking, loaded once per page: what the header and the forms offer depends on it.
+#[derive(Clone, Copy)]
+pub struct Session(pub Resource<Result<SessionView, ApiError>>);
+
+impl Session {
+    pub fn provide() {
+        provide_context(Session(Resource::new(
+            || (),
+            |()| crate::api::get_session(),
+        )));
+    }
+
+    pub fn resource() -> Option<Resource<Result<SessionView, ApiError>>> {
+        use_context::<Session>().map(|s| s.0)
+    }
+}
+
+/// The hidden fields every form of a lab carries: the lab, and the session's CSRF token.
+#[component]
+pub fn FormScope() -> impl IntoView {
+    view! {
+        <input type="hidden" name="lab" value=current_lab() />
+        <CsrfField />
+    }
+}
+
+/// The session's CSRF token as a hidden field (none when no one signs in).
+#[component]
+pub fn CsrfField() -> impl IntoView {
+    let session = Session::resource();
+    view! {
+        <Suspense>
+            {move || Suspend::new(async move {
+                let csrf = match session {
+                    Some(s) => s.await.ok().and_then(|s| s.csrf),
+                    None => None,
+                };
+                csrf.map(|csrf| view! { <input type="hidden" name="csrf" value=csrf /> })
+            })}
+        </Suspense>
+    }
+}
+
+/// Shows `children` to those who may change the current lab, `otherwise` to the others.
+#[component]
+pub fn IfWriter(
+    children: ChildrenFn,
+    #[prop(optional)] otherwise: Option<&'static str>,
+) -> impl IntoView {
+    let session = Session::resource();
+    let lab = current_lab();
+    let children = StoredValue::new(children);
+    view! {
+        <Suspense>
+            {move || {
+                let lab = lab.clone();
+                Suspend::new(async move {
+                    let may = match session {
+                        Some(s) => s.await.is_ok_and(|s| s.may_write(&lab)),
+                        None => false,
+                    };
+                    if may {
+                        // Untracked: what the children read must not re-run this (and remake them).
+                        untrack(|| children.with_value(|c| c())).into_any()
+                    } else {
+                        otherwise.map(|text| view! { <p class="note read-only">{text}</p> }).into_any()
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
 
 /// Counts what the server announced on `/api/live`; resources that read it refetch on each.
 #[derive(Clone, Copy)]
@@ -41,7 +147,12 @@ impl Live {
 fn subscribe(count: RwSignal<u64>) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
-    let Ok(source) = web_sys::EventSource::new("/api/live") else {
+    let path = window().location().pathname().unwrap_or_default();
+    let url = match lab_of_path(&path).as_str() {
+        DEFAULT_LAB => "/api/live".to_string(),
+        lab => format!("/api/labs/{lab}/live"),
+    };
+    let Ok(source) = web_sys::EventSource::new(&url) else {
         return;
     };
     let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| {
@@ -56,7 +167,9 @@ fn subscribe(count: RwSignal<u64>) {
 /// An error from the server, as a line the reader can act on.
 #[component]
 pub fn ErrorLine(error: ApiError) -> impl IntoView {
-    view! { <p class="error" role="alert">{error.to_string()}</p> }
+    let sign_in = matches!(error, ApiError::Unauthorized(_))
+        .then(|| view! { " " <a href="/login">"Sign in"</a> });
+    view! { <p class="error" role="alert">{error.to_string()}{sign_in}</p> }
 }
 
 /// The error of a field of a form, shown beside it.
@@ -100,7 +213,7 @@ pub fn RunOutcome(run: RunStarted) -> impl IntoView {
     };
     view! {
         <p class=format!("outcome {}", run.status)>
-            <a href=format!("/runs/{}", run.id)>{text}</a>
+            <a href=href(&format!("/runs/{}", run.id))>{text}</a>
         </p>
     }
 }
@@ -116,11 +229,14 @@ pub fn RunButton() -> impl IntoView {
     });
     let value = action.value();
     view! {
-        <ActionForm action attr:class="run-form">
-            <button type="submit" class="primary" disabled=move || action.pending().get()>
-                "Run the pipeline now"
-            </button>
-        </ActionForm>
+        <IfWriter>
+            <ActionForm action attr:class="run-form">
+                <FormScope />
+                <button type="submit" class="primary" disabled=move || action.pending().get()>
+                    "Run the pipeline now"
+                </button>
+            </ActionForm>
+        </IfWriter>
         {move || match value.get() {
             Some(Ok(run)) => Some(view! { <RunOutcome run /> }.into_any()),
             Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
@@ -142,5 +258,21 @@ pub fn short_time(rfc3339: &str) -> String {
     match t.split_once('.') {
         Some((whole, _)) => whole.to_string(),
         None => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_names_its_lab_and_a_lab_its_pages() {
+        assert_eq!(lab_of_path("/labs/ann/runs/3"), "ann");
+        assert_eq!(lab_of_path("/labs/ann"), "ann");
+        assert_eq!(lab_of_path("/runs"), "default");
+        assert_eq!(lab_of_path("/labs"), "default");
+        assert_eq!(lab_href("ann", "/"), "/labs/ann");
+        assert_eq!(lab_href("ann", "/hours"), "/labs/ann/hours");
+        assert_eq!(lab_href("default", "/hours"), "/hours");
     }
 }

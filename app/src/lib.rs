@@ -9,9 +9,11 @@ mod pages;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
-use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::hooks::use_location;
 use leptos_router::{SsrMode, path};
 
+use crate::components::{DEFAULT_LAB, Session, lab_href, lab_of_path};
 pub use components::Live;
 
 /// Routes of the dashboard's pages, in the order the navigation shows them.
@@ -47,23 +49,27 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     Live::provide();
+    Session::provide();
     // Pages render their data on the server before answering (SsrMode::Async), so they read
-    // whole without JavaScript.
+    // whole without JavaScript. Each page exists for the lab `default` (`/runs`) and for every
+    // lab (`/labs/ann/runs`).
     view! {
         <Stylesheet id="reckon" href="/pkg/reckon.css" />
         <Title text="Reckon" />
         <Router>
-            <header class="top">
-                <a class="brand" href="/">"Reckon"</a>
-                <nav>
-                    {PAGES
-                        .iter()
-                        .map(|(href, label)| view! { <A href=*href exact=true>{*label}</A> })
-                        .collect_view()}
-                </nav>
-            </header>
+            <TopBar />
             <main>
                 <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
+                    <Route path=path!("/login") view=pages::login::LoginPage />
+                    <Route path=path!("/labs") view=pages::labs::LabsPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/hours") view=pages::hours::HoursPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/produce") view=pages::produce::ProducePage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/topic") view=pages::topic::TopicPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/tables") view=pages::tables::TablesPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/pipeline") view=pages::pipeline::PipelinePage ssr=SsrMode::Async />
                     <Route path=path!("/") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
                     <Route path=path!("/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
                     <Route path=path!("/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
@@ -83,6 +89,83 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The bar on every page: the lab shown, its pages, the lab picker, and who is signed in.
+#[component]
+fn TopBar() -> impl IntoView {
+    let path = use_location().pathname;
+    let lab = move || lab_of_path(&path.get());
+    let session = Session::resource();
+    view! {
+        <header class="top">
+            <a class="brand" href=move || lab_href(&lab(), "/")>"Reckon"</a>
+            <span class="lab-name" data-lab=lab>{move || format!("lab {}", lab())}</span>
+            <nav>
+                {PAGES
+                    .iter()
+                    .map(|(page, label)| {
+                        let target = move || lab_href(&lab(), page);
+                        let current = move || (path.get() == target()).then_some("page");
+                        view! { <a href=target aria-current=current>{*label}</a> }
+                    })
+                    .collect_view()}
+            </nav>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    let session = match session {
+                        Some(s) => s.await.unwrap_or_default(),
+                        None => Default::default(),
+                    };
+                    view! { <LabPicker session current=lab() /> }
+                })}
+            </Suspense>
+        </header>
+    }
+}
+
+/// Other labs this person may open (full page loads: the live updates follow the lab), the
+/// overview, and signing in or out.
+#[component]
+fn LabPicker(session: model::SessionView, current: String) -> impl IntoView {
+    let others: Vec<String> = session
+        .labs
+        .iter()
+        .filter(|l| **l != current)
+        .cloned()
+        .collect();
+    let overview = matches!(session.role.as_str(), "local" | "instructor");
+    let who = match (session.role.as_str(), &session.lab) {
+        ("local", _) => None,
+        (role, Some(lab)) => Some(format!("{role} of {lab}")),
+        (role, None) => Some(role.to_string()),
+    };
+    view! {
+        <div class="labs-menu">
+            {(!others.is_empty() || overview).then(|| view! {
+                <details class="lab-picker">
+                    <summary>"Labs"</summary>
+                    <ul>
+                        {overview.then(|| view! { <li><a href="/labs" rel="external">"All labs"</a></li> })}
+                        {others.into_iter().map(|l| {
+                            let target = if l == DEFAULT_LAB { "/".to_string() } else { format!("/labs/{l}") };
+                            view! { <li><a href=target rel="external" data-lab-link=l.clone()>{l.clone()}</a></li> }
+                        }).collect_view()}
+                    </ul>
+                </details>
+            })}
+            {who.map(|w| view! { <span class="who" data-role=session.role.clone()>{w}</span> })}
+            {match (session.auth, session.role.as_str()) {
+                (false, _) => None,
+                (true, "anonymous") => Some(view! { <a class="sign-in" href="/login">"Sign in"</a> }.into_any()),
+                (true, _) => Some(view! {
+                    <form method="post" action="/logout" class="sign-out">
+                        <button type="submit">"Sign out"</button>
+                    </form>
+                }.into_any()),
+            }}
+        </div>
     }
 }
 

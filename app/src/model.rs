@@ -319,4 +319,57 @@ pub struct Settings {
     pub dedup: bool,
     /// Whether gold drops duplicates now (fixed when gold's state started).
     pub dedup_in_effect: bool,
+    /// Whether anyone may read the lab's freshness and reconciliation pages without a token.
+    pub public: bool,
+}
+
+/// Who the pages are showing to, so they offer only what that person may do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    /// Whether the server asks for tokens (an instructor token is configured).
+    pub auth: bool,
+    /// `local` (no tokens asked), `instructor`, `learner`, `viewer` or `anonymous`.
+    pub role: String,
+    /// The lab a learner's or viewer's token opens.
+    pub lab: Option<String>,
+    /// The labs this person may open, `default` first: the lab picker.
+    pub labs: Vec<String>,
+    /// The token a signed-in browser's forms carry (CSRF protection); `None` without a session.
+    pub csrf: Option<String>,
+}
+
+impl SessionView {
+    /// Whether this person may produce, run and reset `lab`.
+    pub fn may_write(&self, lab: &str) -> bool {
+        match self.role.as_str() {
+            "local" | "instructor" => true,
+            "learner" => self.lab.as_deref() == Some(lab),
+            _ => false,
+        }
+    }
+}
+
+/// A lab on the instructor's overview: where it stands, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabSummary {
+    pub name: String,
+    pub topic: String,
+    pub public: bool,
+    /// `green`, `amber` or `red`, as on the lab's freshness page.
+    pub light: String,
+    pub final_through: Option<String>,
+    /// The last check's verdict: `passed` or `problem`.
+    pub last_check: Option<String>,
+    pub last_run_at: Option<String>,
+    /// Why the summary could not be read (the lab's tables are unreadable, ...).
+    pub error: Option<String>,
+}
+
+/// A token, shown once: only its hash is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub lab: String,
+    /// `learner` or `viewer`.
+    pub role: String,
+    pub token: String,
 }

@@ -9,7 +9,6 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use reckon::check::{Finding, HourFigures, Report, Verdict};
-use reckon::dashboard::Dashboard;
 use reckon::http::{AppState, app};
 use reckon::streams::StreamRun;
 use reckon::{Config, Lab};
@@ -80,7 +79,10 @@ async fn main() {
     );
 
     let site = tempfile::tempdir().unwrap();
-    let state = AppState::new(Dashboard::new(lab), site.path().to_path_buf());
+    let labs = reckon::labs::Labs::open(lab.config.clone(), Default::default())
+        .await
+        .unwrap();
+    let state = AppState::new(labs, site.path().to_path_buf());
     let mut times = vec![];
     let mut size = 0;
     for _ in 0..ROUNDS {

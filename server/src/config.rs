@@ -11,10 +11,12 @@ pub const KAFKA_VERSION: &str = "4.1.1";
 /// Everything a command needs to know about where it works.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The lab's name in the history (`default` until labs arrive).
+    /// The lab's name: `default`, or one made with `POST /api/labs` (see [`Config::for_lab`]).
     pub lab: String,
     /// The lab's folder: tables, gold state, the lock, and (by default) the local broker's home.
     pub data_dir: PathBuf,
+    /// The history database every lab of the data folder shares (`<data>/history.sqlite`).
+    pub history: PathBuf,
     /// Kafka bootstrap servers given by the user; `None` means the local broker.
     pub brokers: Option<String>,
     /// The topic the lab reads and writes.
@@ -50,7 +52,8 @@ impl Config {
         let data_dir = data_dir.into();
         let home = data_dir.join("kafka");
         Self {
-            lab: "default".into(),
+            lab: DEFAULT_LAB.into(),
+            history: data_dir.join("history.sqlite"),
             data_dir,
             brokers: None,
             topic: "orders".into(),
@@ -67,6 +70,21 @@ impl Config {
         }
     }
 
+    /// The config of lab `name` in this (the default lab's) data folder: its own folder
+    /// `<data>/labs/<name>` and topic `<topic>.<name>` (SPEC §1: `orders.<lab>`); the same
+    /// broker and history. `default` is this config itself.
+    pub fn for_lab(&self, name: &str) -> Config {
+        if name == DEFAULT_LAB {
+            return self.clone();
+        }
+        Config {
+            lab: name.into(),
+            data_dir: self.data_dir.join("labs").join(name),
+            topic: format!("{}.{name}", self.topic),
+            ..self.clone()
+        }
+    }
+
     /// The bootstrap servers to connect to: the user's, or the local broker's.
     pub fn bootstrap_servers(&self) -> String {
         self.brokers
@@ -78,6 +96,30 @@ impl Config {
     pub fn uses_local_broker(&self) -> bool {
         self.brokers.is_none()
     }
+}
+
+/// The lab the unscoped pages, API routes and commands work on.
+pub const DEFAULT_LAB: &str = "default";
+
+/// Checks a lab's name: it becomes a folder, a topic suffix and a part of URLs.
+pub fn validate_lab_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 32 {
+        return Err("name: must be 1 to 32 characters".into());
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(format!(
+            "name: must start with a lowercase letter, got {name:?}"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')))
+    {
+        return Err(format!(
+            "name: {bad:?} is not allowed; use lowercase letters, digits, '-' and '_'"
+        ));
+    }
+    Ok(())
 }
 
 /// Where `kafka/fetch-jars.sh` puts the jars unless `RECKON_KAFKA_LIBS` says otherwise.
@@ -120,5 +162,37 @@ mod tests {
         assert!(validate_topic("").unwrap_err().starts_with("topic:"));
         assert!(validate_topic("a b").unwrap_err().contains("' '"));
         assert!(validate_topic(&"x".repeat(250)).is_err());
+    }
+
+    #[test]
+    fn lab_names_are_safe_in_paths_topics_and_urls() {
+        assert!(validate_lab_name("ann").is_ok());
+        assert!(validate_lab_name("team-7_b").is_ok());
+        for bad in [
+            "",
+            "Ann",
+            "7ann",
+            "a/b",
+            "..",
+            "a.b",
+            "ann lee",
+            &"a".repeat(33),
+        ] {
+            assert!(
+                validate_lab_name(bad).unwrap_err().starts_with("name:"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lab_has_its_own_folder_and_topic_and_shares_the_history() {
+        let root = Config::new("/d");
+        let ann = root.for_lab("ann");
+        assert_eq!(ann.topic, "orders.ann");
+        assert_eq!(ann.data_dir, PathBuf::from("/d/labs/ann"));
+        assert_eq!(ann.history, root.history);
+        assert_eq!(ann.local_broker.home, root.local_broker.home);
+        assert_eq!(root.for_lab("default").topic, "orders");
     }
 }

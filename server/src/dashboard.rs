@@ -3,6 +3,7 @@
 //! every page and API call shows. Implements the app's [`Backend`].
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,10 +11,11 @@ use app::api::{ApiError, Backend, EventForm};
 use app::model::*;
 use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{Semaphore, broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::check::{self, Verdict};
+use crate::config::DEFAULT_LAB;
 use crate::event::{OrderEvent, format_micros};
 use crate::freshness;
 use crate::lab::{Lab, LabError};
@@ -52,11 +54,22 @@ pub struct Dashboard {
     live: broadcast::Sender<String>,
     /// The schedule's interval, watched by the schedule task.
     schedule: watch::Sender<Option<u64>>,
+    /// The schedule's task while the server runs it.
+    schedule_task: Mutex<Option<JoinHandle<()>>>,
+    /// Runs at once across the server's labs: a run waits for one of these first.
+    run_slots: Arc<Semaphore>,
+    /// Whether anyone may read the freshness and reconciliation pages without a token.
+    public: AtomicBool,
 }
 
 impl Dashboard {
-    /// A dashboard for a lab that records to its history (`Lab::open`).
+    /// A dashboard for a lab that records to its history (`Lab::open`), alone on its server.
     pub fn new(lab: Lab) -> Arc<Self> {
+        Self::sharing(lab, Arc::new(Semaphore::new(Semaphore::MAX_PERMITS)), false)
+    }
+
+    /// A dashboard for one of a server's labs: its runs wait for one of `run_slots`.
+    pub fn sharing(lab: Lab, run_slots: Arc<Semaphore>, public: bool) -> Arc<Self> {
         let settings_path = lab.config.data_dir.join("settings.json");
         let settings: SettingsFile = match std::fs::read(&settings_path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
@@ -77,7 +90,23 @@ impl Dashboard {
             running: Mutex::new(None),
             live,
             schedule,
+            schedule_task: Mutex::new(None),
+            run_slots,
+            public: AtomicBool::new(public),
         })
+    }
+
+    pub fn is_public(&self) -> bool {
+        self.public.load(Ordering::Relaxed)
+    }
+
+    /// Whether a run of this lab is going on (or waiting for a slot or the lab's lock).
+    pub fn is_running(&self) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|r| !r.task.is_finished())
     }
 
     pub fn lab(&self) -> &Lab {
@@ -114,11 +143,11 @@ impl Dashboard {
         self.settings.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs the schedule until the process ends: a run every `schedule_seconds` when set.
-    pub fn start_schedule(self: &Arc<Self>) -> JoinHandle<()> {
+    /// Runs the schedule until [`Dashboard::stop_schedule`]: a run every `schedule_seconds` when set.
+    pub fn start_schedule(self: &Arc<Self>) {
         let dashboard = Arc::clone(self);
         let mut interval = self.schedule.subscribe();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             loop {
                 let seconds = *interval.borrow_and_update();
                 let tick = async {
@@ -136,7 +165,26 @@ impl Dashboard {
                     changed = interval.changed() => if changed.is_err() { return },
                 }
             }
-        })
+        });
+        let old = self
+            .schedule_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(task);
+        if let Some(old) = old {
+            old.abort();
+        }
+    }
+
+    pub fn stop_schedule(&self) {
+        if let Some(task) = self
+            .schedule_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            task.abort();
+        }
     }
 
     /// Waits for the run in progress, if any, to finish (shutdown).
@@ -245,16 +293,20 @@ impl Backend for Dashboard {
             if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
                 return Err(ApiError::Busy(match r.id {
                     Some(id) => format!("run #{id} is in progress; start another when it ends"),
-                    None => {
-                        "a run is starting (waiting for the lab's lock); start another when it ends"
-                            .into()
-                    }
+                    None => "a run is starting (waiting for a free run slot or the lab's lock); \
+                             start another when it ends"
+                        .into(),
                 }));
             }
             let lab = self.lab.started_by(started_by);
             let dedup = self.dedup_setting();
             let live = self.live.clone();
+            let slots = self.run_slots.clone();
             let task = tokio::spawn(async move {
+                // At most N runs at once across labs: wait for a slot before taking the lock.
+                let Ok(_slot) = slots.acquire_owned().await else {
+                    return;
+                };
                 // Unreadable state: the run itself reports it, with the setting as asked.
                 let dedup = dedup_in_effect(&lab, dedup).await.unwrap_or(dedup);
                 let result = lab
@@ -443,6 +495,7 @@ impl Backend for Dashboard {
             schedule_seconds: settings.schedule_seconds,
             dedup: settings.dedup.unwrap_or(true),
             dedup_in_effect,
+            public: self.is_public(),
         })
     }
 
@@ -450,6 +503,7 @@ impl Backend for Dashboard {
         &self,
         schedule_seconds: Option<Option<u64>>,
         dedup: Option<bool>,
+        public: Option<bool>,
     ) -> Result<Settings, ApiError> {
         if let Some(Some(0)) = schedule_seconds {
             return Err(ApiError::field(
@@ -477,12 +531,22 @@ impl Backend for Dashboard {
             *settings = changed;
             self.schedule.send_replace(settings.schedule_seconds);
         }
+        if let Some(public) = public {
+            self.history()?
+                .set_public(&self.lab.config.lab, public)
+                .await
+                .map_err(failed)?;
+            self.public.store(public, Ordering::Relaxed);
+        }
         self.announce("settings");
         self.settings().await
     }
 
     async fn reset(&self) -> Result<Settings, ApiError> {
-        self.lab.reset(false).await.map_err(failed)?;
+        // A lab's own topic (`orders.<lab>`) is Reckon's to delete on any broker; `default`'s
+        // may be the shop's, and is reset only on the local broker (SPEC §5).
+        let own_topic = self.lab.config.lab != DEFAULT_LAB;
+        self.lab.reset(own_topic).await.map_err(failed)?;
         self.announce("reset");
         self.settings().await
     }

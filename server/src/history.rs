@@ -208,6 +208,100 @@ impl History {
         Ok(())
     }
 
+    /// The labs recorded on this server, by name (`default` only once its settings were saved).
+    pub async fn labs(&self) -> Result<Vec<LabRecord>, HistoryError> {
+        let rows = sqlx::query("SELECT name, created_at, public FROM labs ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| LabRecord {
+                name: r.get(0),
+                created_at: r.get(1),
+                public: r.get::<i64, _>(2) != 0,
+            })
+            .collect())
+    }
+
+    /// Records a new lab with its learner token; `false` if a lab of that name exists.
+    pub async fn create_lab(
+        &self,
+        name: &str,
+        learner: &StoredToken,
+    ) -> Result<bool, HistoryError> {
+        let mut tx = self.pool.begin().await?;
+        let created = sqlx::query("INSERT OR IGNORE INTO labs (name, created_at) VALUES (?, ?)")
+            .bind(name)
+            .bind(now())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        if created {
+            insert_token(&mut tx, name, learner).await?;
+        }
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    /// Forgets a lab: its row, its tokens and every history row of it (runs, findings, sends,
+    /// resets), so a new lab of the same name starts clean.
+    pub async fn delete_lab(&self, name: &str) -> Result<(), HistoryError> {
+        let mut tx = self.pool.begin().await?;
+        for statement in [
+            "DELETE FROM stream_runs WHERE run_id IN (SELECT id FROM runs WHERE lab = ?)",
+            "DELETE FROM check_findings WHERE run_id IN (SELECT id FROM runs WHERE lab = ?)",
+            "DELETE FROM runs WHERE lab = ?",
+            "DELETE FROM produced_events WHERE lab = ?",
+            "DELETE FROM resets WHERE lab = ?",
+            "DELETE FROM tokens WHERE lab = ?",
+            "DELETE FROM labs WHERE name = ?",
+        ] {
+            sqlx::query(statement).bind(name).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Opens (or closes) a lab's public pages; `default` gets a row the first time.
+    pub async fn set_public(&self, lab: &str, public: bool) -> Result<(), HistoryError> {
+        sqlx::query(
+            "INSERT INTO labs (name, created_at, public) VALUES (?, ?, ?) \
+             ON CONFLICT (name) DO UPDATE SET public = excluded.public",
+        )
+        .bind(lab)
+        .bind(now())
+        .bind(public as i64)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn add_token(&self, lab: &str, token: &StoredToken) -> Result<(), HistoryError> {
+        let mut tx = self.pool.begin().await?;
+        insert_token(&mut tx, lab, token).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The token with this id, if any.
+    pub async fn token(&self, id: &str) -> Result<Option<(String, StoredToken)>, HistoryError> {
+        let row = sqlx::query("SELECT lab, role, hash FROM tokens WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| {
+            (
+                r.get(0),
+                StoredToken {
+                    id: id.to_string(),
+                    role: r.get(1),
+                    hash: r.get(2),
+                },
+            )
+        }))
+    }
+
     /// Runs of a lab, newest first, `limit` of them with ids below `before` (paging).
     pub async fn runs(
         &self,
@@ -527,6 +621,40 @@ fn summary(row: &sqlx::sqlite::SqliteRow) -> RunSummary {
         status: row.get(6),
         error: row.get(7),
     }
+}
+
+/// A lab made on this server, as the history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabRecord {
+    pub name: String,
+    pub created_at: String,
+    /// Its freshness and reconciliation pages may be read without a token.
+    pub public: bool,
+}
+
+/// A token as stored: its id, what it opens, and the argon2 hash of its secret (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredToken {
+    pub id: String,
+    /// `learner` or `viewer`.
+    pub role: String,
+    pub hash: String,
+}
+
+async fn insert_token(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    lab: &str,
+    token: &StoredToken,
+) -> Result<(), HistoryError> {
+    sqlx::query("INSERT INTO tokens (id, lab, role, hash, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(&token.id)
+        .bind(lab)
+        .bind(&token.role)
+        .bind(&token.hash)
+        .bind(now())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -46,6 +46,8 @@ pub enum LabError {
     Scenario(#[from] ScenarioError),
     #[error(transparent)]
     History(#[from] HistoryError),
+    #[error("instructor token: {0}")]
+    Auth(String),
 }
 
 /// Which streams a run covers.
@@ -84,13 +86,18 @@ impl Lab {
         }
     }
 
-    /// A lab that records its runs, checks, sends and resets in `<data>/history.sqlite`.
+    /// A lab that records its runs, checks, sends and resets in its history database.
     pub async fn open(config: Config) -> Result<Self, LabError> {
-        let history = History::open(&config.data_dir.join("history.sqlite")).await?;
-        Ok(Self {
+        let history = History::open(&config.history).await?;
+        Ok(Self::with_history(config, history))
+    }
+
+    /// A lab recording in a history already open (the server's labs share one).
+    pub fn with_history(config: Config, history: History) -> Self {
+        Self {
             history: Some(history),
             ..Self::new(config)
-        })
+        }
     }
 
     /// The same lab, with what it does recorded as started by `who`.

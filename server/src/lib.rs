@@ -1,6 +1,7 @@
 //! Reckon's engine: the three streams (Kafka -> bronze -> silver / gold), the check that proves them
 //! right, the local Kafka broker, and the lab (a data directory plus a topic) they all work on.
 
+pub mod auth;
 pub mod bench;
 pub mod broker;
 pub mod check;
@@ -13,6 +14,7 @@ pub mod history;
 pub mod http;
 pub mod kafka;
 pub mod lab;
+pub mod labs;
 pub mod render;
 pub mod scenario;
 pub mod streams;

@@ -8,9 +8,9 @@ use anyhow::{Context, bail};
 use app::api::Backend;
 use clap::{Parser, Subcommand};
 use reckon::crash::CrashPoint;
-use reckon::dashboard::Dashboard;
 use reckon::event::OrderEvent;
 use reckon::lab::Streams;
+use reckon::labs::{Labs, LabsConfig};
 use reckon::scenario::Scenario;
 use reckon::tables::TableName;
 use reckon::{Config, Lab, config, http, render};
@@ -25,9 +25,13 @@ struct Cli {
     /// Kafka bootstrap servers; without it, the machine's local broker (started if needed).
     #[arg(long, global = true, env = "RECKON_BROKERS")]
     brokers: Option<String>,
-    /// The topic of order events.
+    /// The topic of order events (of the lab `default`; lab L uses TOPIC.L).
     #[arg(long, global = true, env = "RECKON_TOPIC", default_value = "orders")]
     topic: String,
+    /// The lab to work on: `default`, or one made on the dashboard (its folder is
+    /// <data>/labs/LAB, its topic TOPIC.LAB).
+    #[arg(long, global = true, env = "RECKON_LAB", default_value = "default")]
+    lab: String,
     /// Partitions of the topic when Reckon creates it.
     #[arg(long, global = true, default_value_t = 3)]
     partitions: i32,
@@ -127,6 +131,20 @@ enum Command {
         /// changes it too. Default: as last set (off at first).
         #[arg(long, value_name = "SECONDS")]
         schedule: Option<u64>,
+        /// The instructor's token. With one, every page and call needs a token (labs, roles)
+        /// and --addr may be reachable from other machines; without, a single-user tool on
+        /// loopback. Prefer the environment variable: arguments show in `ps`.
+        #[arg(long, env = "RECKON_INSTRUCTOR_TOKEN", hide_env_values = true)]
+        instructor_token: Option<String>,
+        /// Pipeline runs at once across all labs.
+        #[arg(long, default_value_t = 4)]
+        max_runs: usize,
+        /// Sends (produce calls and forms) a client may make to a lab at once, then
+        /// --produce-rate a second.
+        #[arg(long, default_value_t = 50)]
+        produce_burst: u32,
+        #[arg(long, default_value_t = 20.0)]
+        produce_rate: f64,
     },
     /// Print a table's rows, sorted by its key.
     Table {
@@ -146,6 +164,8 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     {
         bail!("brokers: must be HOST:PORT[,HOST:PORT...]");
     }
+    config::validate_lab_name(&cli.lab)
+        .map_err(|e| anyhow::anyhow!("lab: {}", e.strip_prefix("name: ").unwrap_or(&e)))?;
     let mut config = Config::new(&cli.data);
     config.brokers = cli.brokers.clone();
     config.topic = cli.topic.clone();
@@ -163,7 +183,7 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     if let Some(libs) = &cli.kafka_libs {
         config.local_broker.kafka_libs = libs.clone();
     }
-    Ok(config)
+    Ok(config.for_lab(&cli.lab))
 }
 
 /// `reckon broker start|stop|status`: needs no lab.
@@ -212,8 +232,8 @@ async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
-/// The dashboard asks nobody who they are (roles and tokens are still to come), so it serves
-/// this machine only: an address other machines reach is refused before anything starts.
+/// Without an instructor token the dashboard asks nobody who they are, so it serves this machine
+/// only: an address other machines reach is refused before anything starts.
 async fn refuse_unprotected(addr: &str) -> anyhow::Result<()> {
     let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host(addr)
         .await
@@ -221,9 +241,10 @@ async fn refuse_unprotected(addr: &str) -> anyhow::Result<()> {
         .collect();
     if let Some(open) = resolved.iter().find(|a| !a.ip().is_loopback()) {
         bail!(
-            "addr: {addr} ({}) is reachable from other machines, and the dashboard has no sign-in \
-             yet: anyone reaching it could send events, run and reset. Serve on a loopback address \
-             (the default 127.0.0.1:3000) and reach it through an SSH tunnel or an authenticating proxy",
+            "addr: {addr} ({}) is reachable from other machines, and without an instructor token \
+             the dashboard asks nobody for one: anyone reaching it could send events, run and reset. \
+             Set RECKON_INSTRUCTOR_TOKEN (every page and write then needs a token), or serve on a \
+             loopback address (the default 127.0.0.1:3000)",
             open.ip()
         );
     }
@@ -327,22 +348,52 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             addr,
             site,
             schedule,
+            instructor_token,
+            max_runs,
+            produce_burst,
+            produce_rate,
         } => {
-            refuse_unprotected(&addr).await?;
+            let instructor_token = instructor_token.filter(|t| !t.trim().is_empty());
+            match &instructor_token {
+                None => refuse_unprotected(&addr).await?,
+                Some(token) if token.len() < 16 => {
+                    bail!("instructor token: at least 16 characters, so it cannot be guessed")
+                }
+                Some(_) => {}
+            }
+            if max_runs == 0 {
+                bail!("max-runs: at least 1");
+            }
+            if produce_burst == 0 || !(produce_rate > 0.0) {
+                bail!("produce-burst, produce-rate: above 0");
+            }
+            if lab.config.lab != reckon::config::DEFAULT_LAB {
+                bail!("lab: the server serves every lab; start it without --lab");
+            }
             // Start the local broker now, not at the first click.
             lab.kafka().await?;
             let listener = tokio::net::TcpListener::bind(&addr)
                 .await
                 .with_context(|| format!("addr: cannot listen on {addr}"))?;
+            let labs = Labs::open(
+                lab.config.clone(),
+                LabsConfig {
+                    instructor_token,
+                    max_runs,
+                },
+            )
+            .await?;
             println!("Reckon's dashboard: http://{}", listener.local_addr()?);
-            let dashboard = Dashboard::new(lab);
             if let Some(seconds) = schedule {
-                dashboard
-                    .update_settings(Some((seconds > 0).then_some(seconds)), None)
+                labs.default_lab()
+                    .update_settings(Some((seconds > 0).then_some(seconds)), None, None)
                     .await
                     .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
             }
-            let state = http::AppState::new(dashboard, site);
+            let state = http::AppState::new(labs, site).with_produce_limit(http::ProduceLimit {
+                burst: produce_burst,
+                per_second: produce_rate,
+            });
             http::serve(listener, state, http::shutdown_signal()).await?;
         }
         Command::Table { name, json } => {

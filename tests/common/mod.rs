@@ -166,16 +166,36 @@ pub fn stderr(out: &Output) -> String {
 }
 
 impl TestLab {
-    /// The lab as the server opens it: with its history, on the shared broker.
-    pub async fn open(&self) -> reckon::Lab {
+    /// The default lab's config: this test's folder and topic, the shared broker.
+    pub fn config(&self) -> reckon::Config {
         let mut config = reckon::Config::new(self.data());
         config.topic = self.topic.clone();
-        reckon::Lab::open(config).await.expect("open the lab")
+        config
     }
 
-    /// The dashboard's state for this lab; `site` holds the built wasm/JS/CSS (may be empty).
+    /// The lab as the server opens it: with its history, on the shared broker.
+    pub async fn open(&self) -> reckon::Lab {
+        reckon::Lab::open(self.config())
+            .await
+            .expect("open the lab")
+    }
+
+    /// The dashboard's state for this folder, single-user; `site` holds the built wasm/JS/CSS
+    /// (may be empty).
     pub async fn dashboard(&self, site: &Path) -> reckon::http::AppState {
-        let dashboard = reckon::dashboard::Dashboard::new(self.open().await);
-        reckon::http::AppState::new(dashboard, site.to_path_buf())
+        self.server(site, self.config(), Default::default()).await
+    }
+
+    /// The dashboard's state for `config` (this folder's), with its labs set up as `labs` says.
+    pub async fn server(
+        &self,
+        site: &Path,
+        config: reckon::Config,
+        labs: reckon::labs::LabsConfig,
+    ) -> reckon::http::AppState {
+        let labs = reckon::labs::Labs::open(config, labs)
+            .await
+            .expect("open the labs");
+        reckon::http::AppState::new(labs, site.to_path_buf())
     }
 }

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::api::get_freshness;
-use crate::components::RunButton;
+use crate::components::{RunButton, current_lab};
 use crate::model::Freshness;
 use crate::pages::loaded;
 
@@ -11,7 +11,7 @@ use crate::pages::loaded;
 pub fn FreshnessPage() -> impl IntoView {
     view! {
         <section class="freshness">
-            {loaded(|| (), |()| get_freshness(), |f: Freshness| {
+            {loaded(current_lab, get_freshness, |f: Freshness| {
                 let light = f.light.clone();
                 let label = match light.as_str() {
                     "green" => "All good",

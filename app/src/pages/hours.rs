@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::api::get_hours;
-use crate::components::{RunButton, VerdictBadge, short_time};
+use crate::components::{RunButton, VerdictBadge, current_lab, href, short_time};
 use crate::model::HourRow;
 use crate::pages::loaded;
 
@@ -16,7 +16,7 @@ pub fn HoursPage() -> impl IntoView {
             "Each hour as the gold stream counted it, beside a recount of bronze's distinct placed events."
         </p>
         <RunButton />
-        {loaded(|| (), |()| get_hours(), |hours: Vec<HourRow>| {
+        {loaded(current_lab, get_hours, |hours: Vec<HourRow>| {
             if hours.is_empty() {
                 return view! { <p>"No hours yet: send events and run the pipeline."</p> }.into_any();
             }
@@ -41,7 +41,7 @@ fn hour_row(h: HourRow) -> impl IntoView {
     let changes = h
         .history
         .iter()
-        .map(|v| view! { <a class=format!("change {}", v.verdict) href=format!("/runs/{}", v.run_id)>{format!("#{} {}", v.run_id, v.verdict)}</a>" " })
+        .map(|v| view! { <a class=format!("change {}", v.verdict) href=href(&format!("/runs/{}", v.run_id))>{format!("#{} {}", v.run_id, v.verdict)}</a>" " })
         .collect_view();
     let (class, verdict) = (format!("hour {}", h.verdict), h.verdict.clone());
     view! {

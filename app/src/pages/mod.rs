@@ -2,6 +2,8 @@
 
 pub mod freshness;
 pub mod hours;
+pub mod labs;
+pub mod login;
 pub mod pipeline;
 pub mod produce;
 pub mod run;

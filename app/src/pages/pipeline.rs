@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::api::get_pipeline;
-use crate::components::{RunButton, short_time};
+use crate::components::{RunButton, current_lab, short_time};
 use crate::model::{PipelineNode, PipelineView};
 use crate::pages::loaded;
 
@@ -13,7 +13,7 @@ pub fn PipelinePage() -> impl IntoView {
     view! {
         <h1>"Pipeline"</h1>
         <RunButton />
-        {loaded(|| (), |()| get_pipeline(), |p: PipelineView| {
+        {loaded(current_lab, get_pipeline, |p: PipelineView| {
             // The graph's shape is the pipeline's: a source, bronze, two branches, the check.
             let mut nodes = p.nodes.into_iter();
             let mut next = move || nodes.next().map(node_view);

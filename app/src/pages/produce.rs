@@ -6,7 +6,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
-use crate::components::{ErrorLine, Live, RunOutcome, field_error, form_error, short_time};
+use crate::components::{
+    ErrorLine, FormScope, Live, RunOutcome, current_lab, field_error, form_error, href, short_time,
+};
 use crate::model::{ProducePage as Page, STATUSES, Sent, Settings};
 use crate::pages::loaded;
 
@@ -25,6 +27,8 @@ struct Actions {
 pub fn ProducePage() -> impl IntoView {
     let query = use_query_map();
     let preset = move || query.read().get("preset").unwrap_or_default();
+    let lab = current_lab();
+    let page_key = move || (lab.clone(), preset());
     let actions = Actions {
         produce: ServerAction::new(),
         batch: ServerAction::new(),
@@ -37,16 +41,31 @@ pub fn ProducePage() -> impl IntoView {
         {sent_view(actions.produce.value().into())}
         {sent_view(actions.batch.value().into())}
         {sent_view(actions.again.value().into())}
-        {loaded(preset, |_| get_produce_page(), move |page: Page| {
+        {loaded(page_key, |(lab, _)| page_data(lab), move |(may_write, page, settings): (bool, Page, Settings)| {
+            if !may_write {
+                return view! {
+                    <p class="note read-only">
+                        "You may look at this lab but not change it: sending events, running and resetting need the lab's learner token."
+                    </p>
+                    <RecentEvents page action=None />
+                }.into_any();
+            }
             let preset = preset();
             view! {
                 <EventFormView page=page.clone() preset action=actions.produce />
                 <BatchButtons batches=page.batches.clone() action=actions.batch />
-                <RecentEvents page action=actions.again />
-            }
+                <RecentEvents page action=Some(actions.again) />
+                <SettingsView settings actions />
+            }.into_any()
         })}
-        {loaded(|| (), |()| get_settings(), move |settings: Settings| view! { <SettingsView settings actions /> })}
     }
+}
+
+/// What the page shows, and whether the person looking may change the lab (the forms).
+async fn page_data(lab: String) -> Result<(bool, Page, Settings), ApiError> {
+    let may_write = get_session().await?.may_write(&lab);
+    let page = get_produce_page(lab.clone()).await?;
+    Ok((may_write, page, get_settings(lab).await?))
 }
 
 /// Announces a send to the page (and says where it landed).
@@ -100,13 +119,14 @@ fn EventFormView(page: Page, preset: String, action: ServerAction<ProduceEvent>)
         <section class="produce">
             <h2>"Send one event"</h2>
             <p class="presets">
-                <a href="/produce?preset=now">"event time: now"</a>
+                <a href=href("/produce?preset=now")>"event time: now"</a>
                 " · "
-                <a href="/produce?preset=late">"a late event"</a>
+                <a href=href("/produce?preset=late")>"a late event"</a>
             </p>
             <p class="note">"The partition is Kafka's choice, from the order id: an order's events stay in order on one partition."</p>
             {note.map(|n| view! { <p class="note late-note">{n}</p> })}
             <ActionForm action attr:class="event-form">
+                <FormScope />
                 {field("order_id", "order id", view! { <input name="event[order_id]" inputmode="numeric" value=page.next_order_id.to_string() /> }.into_any())}
                 {field("customer_id", "customer", view! { <input name="event[customer_id]" value="c-lab" /> }.into_any())}
                 {field("status", "status", view! {
@@ -134,6 +154,7 @@ fn BatchButtons(batches: Vec<String>, action: ServerAction<SendBatch>) -> impl I
             <div class="batch-buttons">
                 {batches.into_iter().map(|b| view! {
                     <ActionForm action attr:class="batch-form">
+                        <FormScope />
                         <input type="hidden" name="batch" value=b.clone() />
                         <button type="submit" data-batch=b.clone()>{format!("Send batch {b}")}</button>
                         <button type="submit" name="and_run" value="on" data-batch-run=b.clone()>{format!("Send batch {b} and run")}</button>
@@ -145,7 +166,7 @@ fn BatchButtons(batches: Vec<String>, action: ServerAction<SendBatch>) -> impl I
 }
 
 #[component]
-fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
+fn RecentEvents(page: Page, action: Option<ServerAction<SendAgain>>) -> impl IntoView {
     let watermark = page
         .watermark
         .as_deref()
@@ -169,10 +190,13 @@ fn RecentEvents(page: Page, action: ServerAction<SendAgain>) -> impl IntoView {
                         <td>{short_time(&e.event_time)}</td>
                         <td>{format!("{}/{}", e.partition, e.offset)}</td>
                         <td>
-                            <ActionForm action attr:class="again-form">
-                                <input type="hidden" name="id" value=e.id.to_string() />
-                                <button type="submit" data-again=e.id.to_string()>"send again"</button>
-                            </ActionForm>
+                            {action.map(|action| view! {
+                                <ActionForm action attr:class="again-form">
+                                    <FormScope />
+                                    <input type="hidden" name="id" value=e.id.to_string() />
+                                    <button type="submit" data-again=e.id.to_string()>"send again"</button>
+                                </ActionForm>
+                            })}
                         </td>
                     </tr>
                 }).collect_view()}
@@ -202,6 +226,7 @@ fn SettingsView(settings: Settings, actions: Actions) -> impl IntoView {
         <section class="settings">
             <h2>"Settings"</h2>
             <ActionForm action=save attr:class="settings-form">
+                <FormScope />
                 <label class="field">
                     <span>"run every (seconds, empty for never)"</span>
                     <input name="schedule_seconds" inputmode="numeric" value=settings.schedule_seconds.map(|s| s.to_string()).unwrap_or_default() />
@@ -211,6 +236,10 @@ fn SettingsView(settings: Settings, actions: Actions) -> impl IntoView {
                     <input type="checkbox" name="dedup" value="on" checked=settings.dedup />
                     " gold drops duplicates within the watermark"
                 </label>
+                <label class="check-field">
+                    <input type="checkbox" name="public" value="on" checked=settings.public />
+                    " anyone may read this lab's freshness and reconciliation pages, without a token"
+                </label>
                 <button type="submit">"Save settings"</button>
             </ActionForm>
             {form_error(saved)}
@@ -218,6 +247,7 @@ fn SettingsView(settings: Settings, actions: Actions) -> impl IntoView {
             <h2>"Reset"</h2>
             <p>"A reset deletes the topic and recreates it empty, and removes the tables and gold's state: the course's \"replay the whole pipeline from a new topic\". The history is kept."</p>
             <ActionForm action=reset attr:class="reset-form">
+                <FormScope />
                 <label class="check-field">
                     <input type="checkbox" name="confirm" value="on" />
                     " I understand: delete the topic and the tables"

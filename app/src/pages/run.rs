@@ -4,22 +4,24 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::api::get_run;
-use crate::components::{VerdictBadge, short_time};
+use crate::components::{VerdictBadge, current_lab, short_time};
 use crate::model::{RunDetail, SourceRange, StreamFigures};
 use crate::pages::loaded;
 
 #[component]
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
+    let lab = current_lab();
     let id = move || {
-        params
+        let id = params
             .read()
             .get("id")
             .and_then(|id| id.parse::<i64>().ok())
-            .unwrap_or(-1)
+            .unwrap_or(-1);
+        (lab.clone(), id)
     };
     view! {
-        {loaded(id, get_run, |run: RunDetail| {
+        {loaded(id, |(lab, id)| get_run(lab, id), |run: RunDetail| {
             let r = &run.run;
             view! {
                 <h1>{format!("Run #{}", r.id)}</h1>

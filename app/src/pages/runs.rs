@@ -4,26 +4,27 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::get_runs;
-use crate::components::{RunButton, short_time};
+use crate::components::{RunButton, current_lab, href, short_time};
 use crate::model::{RunsPage as Page, StreamBar, TimelineRun};
 use crate::pages::loaded;
 
 #[component]
 pub fn RunsPage() -> impl IntoView {
     let query = use_query_map();
+    let lab = current_lab();
     let page = move || {
         let q = query.read();
         let number = |name: &str| q.get(name).and_then(|v| v.parse::<i64>().ok());
-        (number("before"), number("limit"))
+        (lab.clone(), number("before"), number("limit"))
     };
     view! {
         <h1>"Runs"</h1>
         <RunButton />
-        {loaded(page, |(before, limit)| get_runs(before, limit), move |page: Page| {
+        {loaded(page, |(lab, before, limit)| get_runs(lab, before, limit), move |page: Page| {
             // One time axis for the page: the longest run spans the whole width.
             let longest = page.runs.iter().filter_map(|r| r.duration_ms).max().unwrap_or(1).max(1);
             let limit = query.read_untracked().get("limit").map(|l| format!("&limit={l}")).unwrap_or_default();
-            let older = page.older.map(|id| view! { <a class="older" href=format!("/runs?before={id}{limit}")>"Older runs"</a> });
+            let older = page.older.map(|id| view! { <a class="older" href=href(&format!("/runs?before={id}{limit}"))>"Older runs"</a> });
             let empty = page.runs.is_empty().then(|| view! { <p>"No runs yet."</p> });
             view! {
                 {empty}
@@ -52,7 +53,7 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
     view! {
         <li class=format!("run {status}") data-run=run.run.id.to_string()>
             <div class="run-head">
-                <a href=format!("/runs/{}", run.run.id)>{format!("#{}", run.run.id)}</a>
+                <a href=href(&format!("/runs/{}", run.run.id))>{format!("#{}", run.run.id)}</a>
                 <span class="when">{short_time(&run.run.started_at)}</span>
                 <span class="who">{run.run.started_by.clone()}</span>
                 <span class=format!("status {status}")>{status.clone()}</span>

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::get_table;
+use crate::components::{current_lab, href};
 use crate::model::TableView;
 use crate::pages::loaded;
 
@@ -13,17 +14,22 @@ pub const TABLES: [&str; 4] = ["bronze_orders", "bronze_rejects", "orders", "hou
 #[component]
 pub fn TablesPage() -> impl IntoView {
     let query = use_query_map();
+    let lab = current_lab();
     let chosen = move || {
         let q = query.read();
         let name = q.get("table").unwrap_or_else(|| TABLES[0].to_string());
-        (name, q.get("version").and_then(|v| v.parse::<i64>().ok()))
+        (
+            lab.clone(),
+            name,
+            q.get("version").and_then(|v| v.parse::<i64>().ok()),
+        )
     };
     view! {
         <h1>"Tables"</h1>
         <nav class="tabs">
-            {TABLES.iter().map(|t| view! { <a href=format!("/tables?table={t}")>{*t}</a> }).collect_view()}
+            {TABLES.iter().map(|t| view! { <a href=href(&format!("/tables?table={t}"))>{*t}</a> }).collect_view()}
         </nav>
-        {loaded(chosen, |(name, version)| get_table(name, version), table_view)}
+        {loaded(chosen, |(lab, name, version)| get_table(lab, name, version), table_view)}
     }
 }
 
@@ -64,7 +70,7 @@ fn table_view(t: TableView) -> impl IntoView {
             <tr><th>"version"</th><th>"committed"</th><th>"operation"</th></tr>
             {t.versions.into_iter().map(|v| view! {
                 <tr>
-                    <td><a href=format!("/tables?table={name}&version={}", v.version)>{v.version}</a></td>
+                    <td><a href=href(&format!("/tables?table={name}&version={}", v.version))>{v.version}</a></td>
                     <td>{v.timestamp.unwrap_or_default()}</td>
                     <td>{v.operation.unwrap_or_default()}</td>
                 </tr>

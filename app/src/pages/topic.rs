@@ -3,13 +3,14 @@
 use leptos::prelude::*;
 
 use crate::api::get_topic;
+use crate::components::current_lab;
 use crate::model::TopicView;
 use crate::pages::loaded;
 
 #[component]
 pub fn TopicPage() -> impl IntoView {
     view! {
-        {loaded(|| (), |()| get_topic(), |topic: TopicView| {
+        {loaded(current_lab, get_topic, |topic: TopicView| {
             let body = match topic.partitions {
                 None => view! { <p>"The topic does not exist yet: it is created by the first send."</p> }.into_any(),
                 Some(partitions) => view! {

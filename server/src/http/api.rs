@@ -4,17 +4,21 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 
-use app::api::{ApiError, Backend};
+use app::api::{Access, ApiError, Backend, Server};
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{Value, json};
 
 use super::AppState;
+use crate::auth;
+use crate::config::DEFAULT_LAB;
+use crate::dashboard::Dashboard;
 use crate::views;
 
 /// An API error as an HTTP answer: the status says what kind, the body says what to do.
@@ -28,15 +32,12 @@ impl From<ApiError> for Failure {
 
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
-        let (status, field) = match &self.0 {
-            ApiError::Field { field, .. } => (StatusCode::BAD_REQUEST, Some(field.clone())),
-            ApiError::Busy(_) => (StatusCode::CONFLICT, None),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, None),
-            ApiError::Failed(detail) => {
-                tracing::error!("API call failed: {detail}");
-                (StatusCode::INTERNAL_SERVER_ERROR, None)
-            }
-        };
+        let status =
+            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if let ApiError::Failed(detail) = &self.0 {
+            tracing::error!("API call failed: {detail}");
+        }
+        let field = self.0.field_name().map(str::to_string);
         let mut body = json!({ "error": self.0.to_string() });
         if let Some(field) = field {
             body["field"] = Value::String(field);
@@ -46,6 +47,38 @@ impl IntoResponse for Failure {
 }
 
 type Answer<T> = Result<Json<T>, Failure>;
+
+/// The path's parameters: `lab` (the unscoped routes are lab `default`), and `id` on some.
+pub struct Params(HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = Failure;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Failure> {
+        type Raw = Path<HashMap<String, String>>;
+        let params =
+            <Raw as axum::extract::OptionalFromRequestParts<S>>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| ApiError::field("path", e.to_string()))?;
+        Ok(Self(params.map(|Path(p)| p).unwrap_or_default()))
+    }
+}
+
+impl Params {
+    pub fn lab(&self) -> &str {
+        self.0.get("lab").map_or(DEFAULT_LAB, String::as_str)
+    }
+}
+
+/// The lab of the request's path, if its caller may `access` it.
+async fn open(
+    state: &AppState,
+    headers: &HeaderMap,
+    params: &Params,
+    access: Access,
+) -> Result<std::sync::Arc<Dashboard>, ApiError> {
+    state.labs.open_lab(headers, params.lab(), access).await
+}
 
 /// A whole-number query parameter, or a 400 naming it.
 fn int_param(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
@@ -79,25 +112,36 @@ fn object(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
     }
 }
 
-pub async fn freshness(State(state): State<AppState>) -> Answer<app::model::Freshness> {
-    Ok(Json(state.dashboard.freshness().await?))
+pub async fn freshness(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<app::model::Freshness> {
+    let lab = open(&state, &headers, &params, Access::Public).await?;
+    Ok(Json(lab.freshness().await?))
 }
 
 pub async fn runs(
     State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<app::model::RunsPage> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
     let before = int_param(&query, "before")?;
     let limit = int_param(&query, "limit")?.unwrap_or(50);
-    Ok(Json(state.dashboard.runs(before, limit).await?))
+    Ok(Json(lab.runs(before, limit).await?))
 }
 
 pub async fn start_run(
     State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, Failure> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
     let wait = bool_param(&query, "wait")?;
-    let run = state.dashboard.start_run("api", wait).await?;
+    let run = lab.start_run("api", wait).await?;
     let status = if wait {
         StatusCode::OK
     } else {
@@ -108,24 +152,35 @@ pub async fn start_run(
 
 pub async fn run(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    params: Params,
+    headers: HeaderMap,
 ) -> Answer<app::model::RunDetail> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    let id = params.0.get("id").map_or("", String::as_str);
     let id = id
         .parse()
         .map_err(|_| ApiError::field("id", format!("a run id is a whole number, not {id:?}")))?;
-    Ok(Json(state.dashboard.run(id).await?))
+    Ok(Json(lab.run(id).await?))
 }
 
-pub async fn hours(State(state): State<AppState>) -> Answer<Vec<app::model::HourRow>> {
-    Ok(Json(state.dashboard.hours().await?))
+pub async fn hours(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<Vec<app::model::HourRow>> {
+    let lab = open(&state, &headers, &params, Access::Public).await?;
+    Ok(Json(lab.hours().await?))
 }
 
 /// One event as SPEC §1, or `{"scenario": "course", "batch": "3"}`; `?and_run=true` runs after.
 pub async fn produce(
     State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Answer<app::model::Sent> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
     let and_run = bool_param(&query, "and_run")?;
     let body = object(&body)?;
     let sent = if body.contains_key("scenario") || body.contains_key("batch") {
@@ -135,32 +190,36 @@ pub async fn produce(
             _ => Err(ApiError::field(name, "required, as text")),
         };
         let (scenario, batch) = (text("scenario")?, text("batch")?);
-        state
-            .dashboard
-            .produce_batch(&scenario, &batch, and_run)
-            .await?
+        lab.produce_batch(&scenario, &batch, and_run).await?
     } else {
         let event = views::parse_event(&Value::Object(body))?;
-        state
-            .dashboard
-            .produce_parsed(event, "api", and_run)
-            .await?
+        lab.produce_parsed(event, "api", and_run).await?
     };
     Ok(Json(sent))
 }
 
-pub async fn settings(State(state): State<AppState>) -> Answer<app::model::Settings> {
-    Ok(Json(state.dashboard.settings().await?))
+pub async fn settings(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<app::model::Settings> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.settings().await?))
 }
 
-/// `{"schedule_seconds": 60}` (null: no schedule) and/or `{"dedup": false}` (from the next reset).
+/// `{"schedule_seconds": 60}` (null: no schedule), `{"dedup": false}` (from the next reset),
+/// `{"public": true}` (freshness and reconciliation readable without a token).
 pub async fn update_settings(
     State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Answer<app::model::Settings> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
     let body = object(&body)?;
     let mut schedule = None;
     let mut dedup = None;
+    let mut public = None;
     for (key, value) in &body {
         match (key.as_str(), value) {
             ("schedule_seconds", Value::Null) => schedule = Some(None),
@@ -175,30 +234,98 @@ pub async fn update_settings(
             }
             ("dedup", Value::Bool(b)) => dedup = Some(*b),
             ("dedup", _) => return Err(ApiError::field("dedup", "true or false").into()),
+            ("public", Value::Bool(b)) => public = Some(*b),
+            ("public", _) => return Err(ApiError::field("public", "true or false").into()),
             (other, _) => {
                 return Err(ApiError::field(
                     other,
-                    "not a setting; the settings are schedule_seconds and dedup",
+                    "not a setting; the settings are schedule_seconds, dedup and public",
                 )
                 .into());
             }
         }
     }
-    Ok(Json(
-        state.dashboard.update_settings(schedule, dedup).await?,
-    ))
+    Ok(Json(lab.update_settings(schedule, dedup, public).await?))
 }
 
-pub async fn reset(State(state): State<AppState>) -> Answer<app::model::Settings> {
-    Ok(Json(state.dashboard.reset().await?))
+pub async fn reset(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<app::model::Settings> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    Ok(Json(lab.reset().await?))
+}
+
+/// The labs the caller may open, each summed up.
+pub async fn labs(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Answer<Vec<app::model::LabSummary>> {
+    Ok(Json(state.labs.labs(&headers).await?))
+}
+
+/// `{"name": "ann"}` (instructor only): answers `{"lab": "ann", "token": "..."}`, shown once.
+pub async fn create_lab(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Failure> {
+    // Who asks is checked before what they ask: a refused caller learns nothing from the body.
+    state
+        .labs
+        .open_lab(&headers, DEFAULT_LAB, Access::Manage)
+        .await?;
+    let body = object(&body)?;
+    let name = match body.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        _ => return Err(ApiError::field("name", "required, as text").into()),
+    };
+    let created = state
+        .labs
+        .create_lab(&headers, &name, csrf(&headers))
+        .await?;
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+pub async fn delete_lab(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<StatusCode, Failure> {
+    state
+        .labs
+        .delete_lab(&headers, params.lab(), csrf(&headers))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn viewer_token(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let token = state
+        .labs
+        .viewer_token(&headers, params.lab(), csrf(&headers))
+        .await?;
+    Ok((StatusCode::CREATED, Json(token)).into_response())
+}
+
+fn csrf(headers: &HeaderMap) -> Option<&str> {
+    headers.get(auth::CSRF_HEADER).and_then(|v| v.to_str().ok())
 }
 
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
 /// settings), until the server stops.
 pub async fn live(
     State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let receiver = state.dashboard.subscribe();
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Failure> {
+    let receiver = open(&state, &headers, &params, Access::Public)
+        .await?
+        .subscribe();
     let stopping = state.stopping.clone();
     let stream = futures::stream::unfold(
         (receiver, stopping),
@@ -228,5 +355,5 @@ pub async fn live(
             }
         },
     );
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -3,17 +3,19 @@
 //! [`app`] builds the router apart from binding a port, so tests call it with `oneshot`.
 
 mod api;
+mod guard;
+mod session;
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use app::api::Backend;
+use app::api::Server;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{FromRef, Request, State};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
 use leptos_axum::{
@@ -22,13 +24,19 @@ use leptos_axum::{
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::dashboard::Dashboard;
+use crate::labs::Labs;
+pub use guard::ProduceLimit;
+
+/// Largest body a produce call or a form may send: one event is under 1 KiB.
+const BODY_LIMIT: usize = 64 * 1024;
 
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    pub dashboard: Arc<Dashboard>,
+    pub labs: Arc<Labs>,
     pub leptos: LeptosOptions,
+    /// Sends per client and lab, over time.
+    produce_limit: Arc<guard::RateLimiter>,
     /// Turns true when the server stops: live streams end so connections can close.
     stopping: watch::Receiver<bool>,
     stop: Arc<watch::Sender<bool>>,
@@ -36,7 +44,7 @@ pub struct AppState {
 
 impl AppState {
     /// State for a dashboard whose built site (wasm, JS, CSS) is in `site_root`.
-    pub fn new(dashboard: Arc<Dashboard>, site_root: PathBuf) -> Self {
+    pub fn new(labs: Arc<Labs>, site_root: PathBuf) -> Self {
         let leptos = LeptosOptions::builder()
             .output_name("reckon")
             .site_root(site_root.to_string_lossy().into_owned())
@@ -44,15 +52,24 @@ impl AppState {
             .build();
         let (stop, stopping) = watch::channel(false);
         Self {
-            dashboard,
+            labs,
             leptos,
+            produce_limit: Arc::new(guard::RateLimiter::new(ProduceLimit::default())),
             stopping,
             stop: Arc::new(stop),
         }
     }
 
-    fn backend(&self) -> Arc<dyn Backend> {
-        self.dashboard.clone()
+    /// The same state with another limit on sends.
+    pub fn with_produce_limit(self, limit: ProduceLimit) -> Self {
+        Self {
+            produce_limit: Arc::new(guard::RateLimiter::new(limit)),
+            ..self
+        }
+    }
+
+    fn server(&self) -> Arc<dyn Server> {
+        self.labs.clone()
     }
 }
 
@@ -64,31 +81,51 @@ impl FromRef<AppState> for LeptosOptions {
 
 /// The whole dashboard: pages, server functions, JSON API, live updates, static files.
 pub fn app(state: AppState) -> Router {
-    let backend = state.backend();
-    let context = move || provide_context(backend.clone());
+    let server = state.server();
+    let context = move || provide_context(server.clone());
     let shell = {
         let options = state.leptos.clone();
         move || app::shell(options.clone())
     };
+    let limited = |router: Router<AppState>| {
+        router
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                guard::limit_sends,
+            ))
+            .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
+    };
     Router::new()
-        .route("/api/freshness", get(api::freshness))
-        .route("/api/runs", get(api::runs).post(api::start_run))
-        .route("/api/runs/{id}", get(api::run))
-        .route("/api/hours", get(api::hours))
-        .route("/api/produce", post(api::produce))
-        .route(
-            "/api/settings",
-            get(api::settings).post(api::update_settings),
-        )
-        .route("/api/reset", post(api::reset))
-        .route("/api/live", get(api::live))
-        .route("/fn/{*name}", get(server_fn).post(server_fn))
+        .route("/api/labs", get(api::labs).post(api::create_lab))
+        .route("/api/labs/{lab}", delete(api::delete_lab))
+        .nest("/api/labs/{lab}", lab_api(limited))
+        .nest("/api", lab_api(limited))
+        .route("/login", post(session::sign_in))
+        .route("/logout", post(session::sign_out))
+        .merge(limited(
+            Router::new().route("/fn/{*name}", get(server_fn).post(server_fn)),
+        ))
         .leptos_routes_with_context(&state, routes(), context.clone(), shell)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context,
             app::shell,
         ))
+        .layer(axum::middleware::from_fn(guard::refuse_cross_site))
         .with_state(state)
+}
+
+/// A lab's API routes: under `/api/labs/{lab}`, and under `/api` for the lab `default`.
+fn lab_api(limited: impl Fn(Router<AppState>) -> Router<AppState>) -> Router<AppState> {
+    Router::new()
+        .route("/freshness", get(api::freshness))
+        .route("/runs", get(api::runs).post(api::start_run))
+        .route("/runs/{id}", get(api::run))
+        .route("/hours", get(api::hours))
+        .merge(limited(Router::new().route("/produce", post(api::produce))))
+        .route("/settings", get(api::settings).post(api::update_settings))
+        .route("/reset", post(api::reset))
+        .route("/viewer-token", post(api::viewer_token))
+        .route("/live", get(api::live))
 }
 
 /// The pages' routes, generated once per process. While Leptos generates them it sets a
@@ -102,8 +139,8 @@ fn routes() -> Vec<AxumRouteListing> {
 
 /// Server functions (the pages' reads and writes), with the backend as their context.
 async fn server_fn(State(state): State<AppState>, request: Request<Body>) -> impl IntoResponse {
-    let backend = state.backend();
-    leptos_axum::handle_server_fns_with_context(move || provide_context(backend.clone()), request)
+    let server = state.server();
+    leptos_axum::handle_server_fns_with_context(move || provide_context(server.clone()), request)
         .await
 }
 
@@ -114,17 +151,16 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let schedule = state.dashboard.start_schedule();
+    state.labs.start_schedules();
     let stop = state.stop.clone();
-    let dashboard = state.dashboard.clone();
+    let labs = state.labs.clone();
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
             shutdown.await;
             stop.send_replace(true);
         })
         .await?;
-    schedule.abort();
-    dashboard.finish_running().await;
+    labs.finish().await;
     Ok(())
 }
 

@@ -1,0 +1,367 @@
+//! Who is asking: tokens (made, hashed with argon2, verified), browser sessions, and the rules of
+//! what each role may do to which lab. Tokens are never stored or logged in plain: the database
+//! keeps `<id>` and the argon2 hash of the secret; this process keeps a cache keyed by a BLAKE2
+//! digest of tokens it has verified, so a request costs one argon2 verification per token, not
+//! per request.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use app::api::{Access, ApiError};
+use argon2::Argon2;
+use blake2::{Blake2s256, Digest};
+use password_hash::rand_core::{OsRng, RngCore};
+use password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use tokio::sync::Semaphore;
+
+use crate::history::{History, StoredToken};
+
+/// The cookie holding a browser's session id (HttpOnly, SameSite=Strict).
+pub const SESSION_COOKIE: &str = "reckon_session";
+/// The header a signed-in browser's API writes carry the session's CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+/// How long a browser stays signed in.
+const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// Who a request comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Who {
+    /// No instructor token is configured: a single-user tool on loopback, asking nobody.
+    Local,
+    Instructor,
+    /// Produces, runs and resets one lab.
+    Learner(String),
+    /// Reads one lab's pages.
+    Viewer(String),
+    /// No token, or one that opens nothing.
+    Anonymous,
+}
+
+impl Who {
+    pub fn role(&self) -> &'static str {
+        match self {
+            Who::Local => "local",
+            Who::Instructor => "instructor",
+            Who::Learner(_) => "learner",
+            Who::Viewer(_) => "viewer",
+            Who::Anonymous => "anonymous",
+        }
+    }
+
+    /// The lab a learner's or viewer's token opens.
+    pub fn lab(&self) -> Option<&str> {
+        match self {
+            Who::Learner(lab) | Who::Viewer(lab) => Some(lab),
+            _ => None,
+        }
+    }
+
+    /// Whether this person may `access` lab `lab` (public: its public pages are open to all).
+    pub fn may(&self, lab: &str, access: Access, public: bool) -> Result<(), ApiError> {
+        let sign_in = || {
+            ApiError::Unauthorized(
+                "this server asks for a token: send `Authorization: Bearer <token>`, or sign in at /login"
+                    .into(),
+            )
+        };
+        match (self, access) {
+            (Who::Local | Who::Instructor, _) => Ok(()),
+            (_, Access::Public) if public => Ok(()),
+            (Who::Anonymous, _) => Err(sign_in()),
+            (_, Access::Manage) => Err(ApiError::Forbidden(format!(
+                "only the instructor may create and delete labs; your token is {}'s {}",
+                self.lab().unwrap_or_default(),
+                self.role()
+            ))),
+            (Who::Learner(own) | Who::Viewer(own), _) if own != lab => Err(ApiError::Forbidden(
+                format!("your token opens lab {own}, not lab {lab}"),
+            )),
+            (Who::Viewer(_), Access::Write) => Err(ApiError::Forbidden(format!(
+                "a viewer token may only read lab {lab}; producing, running, resetting and \
+                 changing settings need the lab's learner token"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A request's caller: who, and, when a browser session says so, the CSRF token its writes need.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub who: Who,
+    /// `Some` when the caller came by session cookie: writes must then carry this token.
+    pub csrf: Option<String>,
+}
+
+impl Caller {
+    /// Refuses a cookie-borne write that does not carry the session's CSRF token.
+    pub fn check_csrf(&self, given: Option<&str>) -> Result<(), ApiError> {
+        match &self.csrf {
+            Some(expected) if given != Some(expected.as_str()) => Err(ApiError::Forbidden(
+                "this form is stale or came from another site (its CSRF token does not match \
+                 your session); reload the page and try again"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A freshly made token: the plain text (shown once) and what is stored.
+pub struct MadeToken {
+    pub plain: String,
+    pub stored: StoredToken,
+}
+
+/// `bytes` random bytes from the operating system, as hex.
+fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    OsRng.fill_bytes(&mut buffer);
+    hex::encode(buffer)
+}
+
+fn hash_secret(secret: &str) -> Result<String, ApiError> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(secret.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| ApiError::Failed(format!("hashing a token: {e}")))
+}
+
+fn verify_secret(secret: &str, hash: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(secret.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+/// Makes a token for `role` (`learner` or `viewer`): `<id>.<secret>`, 64 random bits of id and
+/// 192 of secret.
+pub fn make_token(role: &str) -> Result<MadeToken, ApiError> {
+    let (id, secret) = (random_hex(8), random_hex(24));
+    let hash = hash_secret(&secret)?;
+    Ok(MadeToken {
+        plain: format!("{id}.{secret}"),
+        stored: StoredToken {
+            id,
+            role: role.into(),
+            hash,
+        },
+    })
+}
+
+struct Session {
+    who: Who,
+    csrf: String,
+    started: Instant,
+}
+
+/// Tokens and sessions of one server.
+pub struct Auth {
+    /// The instructor token's argon2 hash; `None`: no tokens asked (single-user).
+    instructor: Option<String>,
+    history: History,
+    /// Tokens verified so far, by BLAKE2 digest.
+    verified: Mutex<HashMap<[u8; 32], Who>>,
+    sessions: Mutex<HashMap<String, Session>>,
+    /// Argon2 verifications at once: each takes ~19 MiB and a core for ~20 ms.
+    verifying: Semaphore,
+}
+
+impl Auth {
+    pub fn new(instructor_token: Option<&str>, history: History) -> Result<Self, ApiError> {
+        Ok(Self {
+            instructor: instructor_token.map(hash_secret).transpose()?,
+            history,
+            verified: Mutex::default(),
+            sessions: Mutex::default(),
+            verifying: Semaphore::new(2),
+        })
+    }
+
+    /// Whether this server asks for tokens.
+    pub fn enabled(&self) -> bool {
+        self.instructor.is_some()
+    }
+
+    /// Who a token belongs to (`Anonymous` if nobody's).
+    pub async fn who(&self, token: &str) -> Who {
+        if !self.enabled() {
+            return Who::Local;
+        }
+        let digest: [u8; 32] = Blake2s256::digest(token.as_bytes()).into();
+        if let Some(who) = lock(&self.verified).get(&digest) {
+            return who.clone();
+        }
+        let who = self.verify(token).await;
+        if who != Who::Anonymous {
+            lock(&self.verified).insert(digest, who.clone());
+        }
+        who
+    }
+
+    async fn verify(&self, token: &str) -> Who {
+        let Ok(_permit) = self.verifying.acquire().await else {
+            return Who::Anonymous;
+        };
+        let stored = match token.split_once('.') {
+            Some((id, _)) => self.history.token(id).await.unwrap_or_else(|e| {
+                tracing::warn!("reading a token from the history: {e}");
+                None
+            }),
+            None => None,
+        };
+        let (token, instructor) = (token.to_string(), self.instructor.clone());
+        tokio::task::spawn_blocking(move || {
+            if let Some((lab, stored)) = stored {
+                let secret = token.split_once('.').map_or("", |(_, s)| s);
+                if verify_secret(secret, &stored.hash) {
+                    return match stored.role.as_str() {
+                        "learner" => Who::Learner(lab),
+                        _ => Who::Viewer(lab),
+                    };
+                }
+            }
+            match instructor {
+                Some(hash) if verify_secret(&token, &hash) => Who::Instructor,
+                _ => Who::Anonymous,
+            }
+        })
+        .await
+        .unwrap_or(Who::Anonymous)
+    }
+
+    /// Who sent a request: its bearer token, else its session cookie.
+    pub async fn caller(&self, headers: &http::HeaderMap) -> Caller {
+        if !self.enabled() {
+            return Caller {
+                who: Who::Local,
+                csrf: None,
+            };
+        }
+        if let Some(token) = bearer(headers) {
+            return Caller {
+                who: self.who(token).await,
+                csrf: None,
+            };
+        }
+        if let Some(id) = cookie(headers, SESSION_COOKIE) {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|_, s| s.started.elapsed() < SESSION_LIFETIME);
+            if let Some(session) = sessions.get(id) {
+                return Caller {
+                    who: session.who.clone(),
+                    csrf: Some(session.csrf.clone()),
+                };
+            }
+        }
+        Caller {
+            who: Who::Anonymous,
+            csrf: None,
+        }
+    }
+
+    /// Starts a browser session for `who`; returns its id (the cookie's value).
+    pub fn start_session(&self, who: Who) -> String {
+        let id = random_hex(32);
+        let session = Session {
+            who,
+            csrf: random_hex(32),
+            started: Instant::now(),
+        };
+        lock(&self.sessions).insert(id.clone(), session);
+        id
+    }
+
+    pub fn end_session(&self, headers: &http::HeaderMap) {
+        if let Some(id) = cookie(headers, SESSION_COOKIE) {
+            lock(&self.sessions).remove(id);
+        }
+    }
+
+    /// Forgets every token and session of a deleted lab.
+    pub fn forget_lab(&self, lab: &str) {
+        lock(&self.verified).retain(|_, who| who.lab() != Some(lab));
+        lock(&self.sessions).retain(|_, s| s.who.lab() != Some(lab));
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+}
+
+/// A cookie's value.
+pub fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_role_may_do_what_it_is_for_and_nothing_else() {
+        let ann = |who: &Who, access| who.may("ann", access, false);
+        let learner = Who::Learner("ann".into());
+        let viewer = Who::Viewer("ann".into());
+        assert!(ann(&Who::Instructor, Access::Manage).is_ok());
+        assert!(ann(&learner, Access::Write).is_ok());
+        assert!(ann(&viewer, Access::Read).is_ok());
+        assert!(matches!(
+            ann(&viewer, Access::Write),
+            Err(ApiError::Forbidden(_))
+        ));
+        assert!(matches!(
+            ann(&learner, Access::Manage),
+            Err(ApiError::Forbidden(_))
+        ));
+        let other = Who::Learner("bob".into()).may("ann", Access::Read, false);
+        assert!(matches!(other, Err(ApiError::Forbidden(m)) if m.contains("lab bob, not lab ann")));
+        assert!(matches!(
+            ann(&Who::Anonymous, Access::Public),
+            Err(ApiError::Unauthorized(_))
+        ));
+        assert!(Who::Anonymous.may("ann", Access::Public, true).is_ok());
+        assert!(Who::Anonymous.may("ann", Access::Read, true).is_err());
+    }
+
+    #[test]
+    fn a_token_verifies_against_its_hash_only() {
+        let token = make_token("learner").unwrap();
+        let (id, secret) = token.plain.split_once('.').unwrap();
+        assert_eq!(id, token.stored.id);
+        assert!(!token.stored.hash.contains(secret));
+        assert!(verify_secret(secret, &token.stored.hash));
+        assert!(!verify_secret("not-it", &token.stored.hash));
+    }
+
+    #[test]
+    fn a_session_cookie_is_found_among_others() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::COOKIE,
+            "a=1; reckon_session=abc; b=2".parse().unwrap(),
+        );
+        assert_eq!(cookie(&headers, SESSION_COOKIE), Some("abc"));
+        assert_eq!(cookie(&headers, "c"), None);
+    }
+}

@@ -1,0 +1,338 @@
+//! The server's labs: `default` plus the labs made with `POST /api/labs`, each with its own topic,
+//! folder, settings and schedule, sharing one broker, one history and N run slots. Every page,
+//! server function and API call opens its lab here, and is allowed or refused here.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use app::api::{Access, ApiError, Backend, Server};
+use app::model::{LabSummary, NewToken, SessionView};
+use chrono::Utc;
+use tokio::sync::Semaphore;
+
+use crate::auth::{self, Auth, Caller, Who};
+use crate::config::{Config, DEFAULT_LAB, validate_lab_name};
+use crate::dashboard::{Dashboard, failed};
+use crate::freshness;
+use crate::history::History;
+use crate::lab::{Lab, LabError};
+
+/// How the server's labs are run and guarded.
+#[derive(Debug, Clone)]
+pub struct LabsConfig {
+    /// The instructor's token; `None`: a single-user server that asks for no token.
+    pub instructor_token: Option<String>,
+    /// Pipeline runs at once across all labs.
+    pub max_runs: usize,
+}
+
+impl Default for LabsConfig {
+    fn default() -> Self {
+        Self {
+            instructor_token: None,
+            max_runs: 4,
+        }
+    }
+}
+
+pub struct Labs {
+    /// The default lab's config: every other lab's is derived from it.
+    root: Config,
+    history: History,
+    pub auth: Auth,
+    dashboards: Mutex<BTreeMap<String, Arc<Dashboard>>>,
+    run_slots: Arc<Semaphore>,
+    /// Whether new labs start their schedule (the server is serving).
+    scheduling: std::sync::atomic::AtomicBool,
+}
+
+impl Labs {
+    /// Opens the default lab in `root` and every lab recorded in its history.
+    pub async fn open(root: Config, config: LabsConfig) -> Result<Arc<Self>, LabError> {
+        let history = History::open(&root.history).await?;
+        let auth = Auth::new(config.instructor_token.as_deref(), history.clone())
+            .map_err(|e| LabError::Auth(e.to_string()))?;
+        let run_slots = Arc::new(Semaphore::new(config.max_runs.max(1)));
+        let records = history.labs().await?;
+        let public = |name: &str| records.iter().any(|r| r.name == name && r.public);
+        let mut dashboards = BTreeMap::new();
+        for name in std::iter::once(DEFAULT_LAB).chain(
+            records
+                .iter()
+                .map(|r| r.name.as_str())
+                .filter(|n| *n != DEFAULT_LAB),
+        ) {
+            let lab = Lab::with_history(root.for_lab(name), history.clone());
+            let dashboard = Dashboard::sharing(lab, run_slots.clone(), public(name));
+            dashboards.insert(name.to_string(), dashboard);
+        }
+        Ok(Arc::new(Self {
+            root,
+            history,
+            auth,
+            dashboards: Mutex::new(dashboards),
+            run_slots,
+            scheduling: Default::default(),
+        }))
+    }
+
+    fn dashboards(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Dashboard>>> {
+        self.dashboards.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Dashboard>> {
+        self.dashboards().get(name).cloned()
+    }
+
+    pub fn default_lab(&self) -> Arc<Dashboard> {
+        self.get(DEFAULT_LAB)
+            .expect("the default lab is opened with the server and never deleted")
+    }
+
+    /// Every lab: `default` first, then by name.
+    pub fn all(&self) -> Vec<Arc<Dashboard>> {
+        let dashboards = self.dashboards();
+        let (default, others): (Vec<_>, Vec<_>) = dashboards
+            .iter()
+            .partition(|(name, _)| name.as_str() == DEFAULT_LAB);
+        default
+            .into_iter()
+            .chain(others)
+            .map(|(_, d)| d.clone())
+            .collect()
+    }
+
+    /// Starts every lab's schedule, and those of labs made from now on.
+    pub fn start_schedules(&self) {
+        self.scheduling
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.all().iter().for_each(Dashboard::start_schedule);
+    }
+
+    /// Stops the schedules and waits for the runs in progress (shutdown).
+    pub async fn finish(&self) {
+        for dashboard in self.all() {
+            dashboard.stop_schedule();
+            dashboard.finish_running().await;
+        }
+    }
+
+    /// The caller, and lab `name` if they may `access` it (a write by a browser session must
+    /// carry its CSRF token).
+    async fn allow(
+        &self,
+        caller: &Caller,
+        name: &str,
+        access: Access,
+        csrf: Option<&str>,
+    ) -> Result<Arc<Dashboard>, ApiError> {
+        let dashboard = self.get(name);
+        let public = dashboard.as_ref().is_some_and(|d| d.is_public());
+        caller.who.may(name, access, public)?;
+        if matches!(access, Access::Write | Access::Manage) {
+            caller.check_csrf(csrf)?;
+        }
+        dashboard.ok_or_else(|| ApiError::NotFound(format!("no lab {name:?}")))
+    }
+
+    /// Lab `name` as the JSON API's handlers use it.
+    pub async fn open_lab(
+        &self,
+        headers: &http::HeaderMap,
+        name: &str,
+        access: Access,
+    ) -> Result<Arc<Dashboard>, ApiError> {
+        let caller = self.auth.caller(headers).await;
+        let csrf = headers.get(auth::CSRF_HEADER).and_then(|v| v.to_str().ok());
+        self.allow(&caller, name, access, csrf).await
+    }
+
+    /// The labs `who` may open: all for the instructor, their own and the public ones for others.
+    fn visible(&self, who: &Who) -> Vec<Arc<Dashboard>> {
+        self.all()
+            .into_iter()
+            .filter(|d| {
+                let name = &d.lab().config.lab;
+                matches!(who, Who::Local | Who::Instructor)
+                    || who.lab() == Some(name.as_str())
+                    || d.is_public()
+            })
+            .collect()
+    }
+
+    async fn summary(dashboard: &Dashboard) -> LabSummary {
+        let config = &dashboard.lab().config;
+        let mut summary = LabSummary {
+            name: config.lab.clone(),
+            topic: config.topic.clone(),
+            public: dashboard.is_public(),
+            light: "amber".into(),
+            final_through: None,
+            last_check: None,
+            last_run_at: None,
+            error: None,
+        };
+        match freshness::freshness(dashboard.lab(), Utc::now()).await {
+            Ok(f) => {
+                summary.light = f.light;
+                summary.final_through = f.final_through;
+                summary.last_check = f.last_check;
+                summary.last_run_at = f.last_run_at;
+            }
+            Err(e) => summary.error = Some(e.to_string()),
+        }
+        summary
+    }
+}
+
+#[async_trait::async_trait]
+impl Server for Labs {
+    async fn open(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        access: Access,
+        csrf: Option<&str>,
+    ) -> Result<Arc<dyn Backend>, ApiError> {
+        let caller = self.auth.caller(headers).await;
+        Ok(self.allow(&caller, lab, access, csrf).await?)
+    }
+
+    async fn session(&self, headers: &http::HeaderMap) -> SessionView {
+        let caller = self.auth.caller(headers).await;
+        SessionView {
+            auth: self.auth.enabled(),
+            role: caller.who.role().into(),
+            lab: caller.who.lab().map(str::to_string),
+            labs: self
+                .visible(&caller.who)
+                .iter()
+                .map(|d| d.lab().config.lab.clone())
+                .collect(),
+            csrf: caller.csrf,
+        }
+    }
+
+    async fn labs(&self, headers: &http::HeaderMap) -> Result<Vec<LabSummary>, ApiError> {
+        let caller = self.auth.caller(headers).await;
+        if caller.who == Who::Anonymous && self.visible(&caller.who).is_empty() {
+            caller.who.may(DEFAULT_LAB, Access::Read, false)?;
+        }
+        let mut summaries = vec![];
+        for dashboard in self.visible(&caller.who) {
+            summaries.push(Self::summary(&dashboard).await);
+        }
+        Ok(summaries)
+    }
+
+    async fn create_lab(
+        &self,
+        headers: &http::HeaderMap,
+        name: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError> {
+        let caller = self.auth.caller(headers).await;
+        caller.who.may(name, Access::Manage, false)?;
+        caller.check_csrf(csrf)?;
+        validate_lab_name(name).map_err(|e| {
+            let message = e.strip_prefix("name: ").unwrap_or(&e).to_string();
+            ApiError::field("name", message)
+        })?;
+        let taken = || ApiError::field("name", format!("a lab named {name} exists already"));
+        if self.get(name).is_some() {
+            return Err(taken());
+        }
+        let token = auth::make_token("learner")?;
+        let config = self.root.for_lab(name);
+        // The topic first: a lab whose topic cannot be made is not made at all.
+        let lab = Lab::with_history(config, self.history.clone());
+        let kafka = lab.kafka().await.map_err(failed)?;
+        kafka
+            .ensure_topic(&lab.config.topic, lab.config.partitions)
+            .await
+            .map_err(failed)?;
+        if !self
+            .history
+            .create_lab(name, &token.stored)
+            .await
+            .map_err(failed)?
+        {
+            return Err(taken());
+        }
+        let dashboard = Dashboard::sharing(lab, self.run_slots.clone(), false);
+        if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
+            dashboard.start_schedule();
+        }
+        self.dashboards().insert(name.to_string(), dashboard);
+        tracing::info!("lab {name} created");
+        Ok(NewToken {
+            lab: name.into(),
+            role: "learner".into(),
+            token: token.plain,
+        })
+    }
+
+    async fn delete_lab(
+        &self,
+        headers: &http::HeaderMap,
+        name: &str,
+        csrf: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let caller = self.auth.caller(headers).await;
+        if name == DEFAULT_LAB {
+            caller.who.may(name, Access::Manage, false)?;
+            return Err(ApiError::field(
+                "lab",
+                "the default lab cannot be deleted; reset it instead",
+            ));
+        }
+        let dashboard = self.allow(&caller, name, Access::Manage, csrf).await?;
+        if dashboard.is_running() {
+            return Err(ApiError::Busy(format!(
+                "a run of lab {name} is in progress; delete it when the run ends"
+            )));
+        }
+        let lab = dashboard.lab();
+        let kafka = lab.kafka().await.map_err(failed)?;
+        let _lock = lab.lock().map_err(failed)?;
+        kafka
+            .delete_topic(&lab.config.topic)
+            .await
+            .map_err(failed)?;
+        dashboard.stop_schedule();
+        self.dashboards().remove(name);
+        self.auth.forget_lab(name);
+        self.history.delete_lab(name).await.map_err(failed)?;
+        let dir = &lab.config.data_dir;
+        if let Err(e) = std::fs::remove_dir_all(dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(ApiError::Failed(format!(
+                "lab {name} is deleted but its folder {} stays: {e}",
+                dir.display()
+            )));
+        }
+        tracing::info!("lab {name} deleted");
+        Ok(())
+    }
+
+    async fn viewer_token(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError> {
+        let caller = self.auth.caller(headers).await;
+        self.allow(&caller, lab, Access::Write, csrf).await?;
+        let token = auth::make_token("viewer")?;
+        self.history
+            .add_token(lab, &token.stored)
+            .await
+            .map_err(failed)?;
+        Ok(NewToken {
+            lab: lab.into(),
+            role: "viewer".into(),
+            token: token.plain,
+        })
+    }
+}
