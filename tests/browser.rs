@@ -40,10 +40,14 @@ fn artifacts() -> PathBuf {
     dir
 }
 
-/// Screenshots of an earlier run would pass for this one's.
+/// Screenshots of an earlier run would pass for this one's: cleared once, before the first test
+/// of this run takes any.
 fn clear_artifacts() {
-    let _ = std::fs::remove_dir_all(artifacts());
-    artifacts();
+    static CLEARED: std::sync::Once = std::sync::Once::new();
+    CLEARED.call_once(|| {
+        let _ = std::fs::remove_dir_all(artifacts());
+        artifacts();
+    });
 }
 
 fn free_port() -> u16 {
@@ -366,6 +370,132 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
             &format!("return document.querySelectorAll('li.run').length > {before};"),
         )
         .await;
+
+    let _ = browser.call("DELETE", "", json!({})).await;
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
+
+/// Signs the browser in with `token` on the login page; waits for the page it lands on.
+async fn sign_in(browser: &Browser, base: &str, token: &str, lands_on: &str) {
+    browser.open(&format!("{base}/login")).await;
+    let field = browser.wait_for(".login-form input[name='token']").await;
+    browser.type_into(&field, token).await;
+    let submit = browser.wait_for(".login-form button[type='submit']").await;
+    browser.click(&submit).await;
+    browser
+        .wait_until(
+            &format!("the page {lands_on} after signing in"),
+            &format!("return location.pathname === '{lands_on}';"),
+        )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
+    const INSTRUCTOR: &str = "instructor-token-for-the-browser";
+    let site = site_root();
+    assert!(
+        site.join("pkg/reckon.wasm").exists(),
+        "no built site in {}",
+        site.display()
+    );
+    clear_artifacts();
+    let lab = TestLab::new("browser-labs");
+    let labs = reckon::labs::LabsConfig {
+        instructor_token: Some(INSTRUCTOR.into()),
+        max_runs: 2,
+    };
+    let state = lab.server(&site, lab.config(), labs).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(reckon::http::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    let browser = Browser::start().await;
+
+    // Nobody signed in: the pages ask for a token.
+    browser.open(&format!("{base}/labs/ann")).await;
+    browser.wait_for("a.sign-in").await;
+
+    // The instructor makes lab ann on the overview; its learner token is shown once.
+    sign_in(&browser, &base, INSTRUCTOR, "/labs").await;
+    let name = browser
+        .wait_for(".create-lab-form input[name='name']")
+        .await;
+    browser.type_into(&name, "ann").await;
+    let make = browser
+        .wait_for(".create-lab-form button[type='submit']")
+        .await;
+    browser.click(&make).await;
+    let token = browser
+        .wait_for(".new-token[data-token-lab='ann'] code.token")
+        .await;
+    let learner = browser.text(&token).await;
+    assert!(learner.contains('.'), "{learner}");
+    browser.wait_for("tr[data-lab='ann']").await;
+    browser.screenshot("labs").await;
+    let sign_out = browser.wait_for(".sign-out button").await;
+    browser.click(&sign_out).await;
+    browser.wait_for(".login-form").await;
+
+    // The learner signs in, lands on the lab, and plays the first batch in it.
+    sign_in(&browser, &base, &learner, "/labs/ann").await;
+    let shown = browser.wait_for(".lab-name").await;
+    assert_eq!(browser.text(&shown).await, "lab ann");
+    browser.open(&format!("{base}/labs/ann/produce")).await;
+    let send_and_run = browser.wait_for("button[data-batch-run='1']").await;
+    browser.click(&send_and_run).await;
+    browser
+        .wait_until(
+            "the run in lab ann to succeed",
+            "return [...document.querySelectorAll('.outcome.succeeded')]
+                .some(e => e.textContent.includes('succeeded'));",
+        )
+        .await;
+    browser.screenshot("lab-produce").await;
+    let topic = format!("{}.ann", lab.topic);
+    let kafka = lab.kafka();
+    let sent: i64 = (0..3)
+        .map(|p| kafka.log_offsets(&topic, p).unwrap().1)
+        .sum();
+    assert_eq!(sent, 3, "batch 1 landed in ann's own topic");
+    assert_eq!(
+        kafka.partitions(&lab.topic).unwrap(),
+        None,
+        "not in default's"
+    );
+
+    // A viewer of ann reads its pages but is offered nothing to send, run or reset.
+    let viewer = reqwest::Client::new()
+        .post(format!("{base}/api/labs/ann/viewer-token"))
+        .bearer_auth(&learner)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let viewer: Value = serde_json::from_str(&viewer).unwrap();
+    let sign_out = browser.wait_for(".sign-out button").await;
+    browser.click(&sign_out).await;
+    browser.wait_for(".login-form").await;
+    sign_in(
+        &browser,
+        &base,
+        viewer["token"].as_str().unwrap(),
+        "/labs/ann",
+    )
+    .await;
+    browser.open(&format!("{base}/labs/ann/produce")).await;
+    browser.wait_for(".read-only").await;
+    assert!(browser.find(".event-form").await.is_none());
+    assert!(browser.find("button[data-batch-run='1']").await.is_none());
+    assert!(browser.find(".run-form").await.is_none());
+    browser.screenshot("viewer-produce").await;
+    browser.open(&format!("{base}/labs/ann/runs")).await;
+    browser.wait_for("li.run.succeeded").await;
 
     let _ = browser.call("DELETE", "", json!({})).await;
     stop.send(()).unwrap();

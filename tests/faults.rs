@@ -247,3 +247,40 @@ fn serve_refuses_an_address_other_machines_reach() {
         stdout(&out)
     );
 }
+
+/// With an instructor token every page and write asks for a token, so the dashboard may listen
+/// where other machines reach it; a token short enough to guess is refused.
+#[test]
+fn serve_with_an_instructor_token_may_listen_for_other_machines() {
+    use std::io::{BufRead, BufReader};
+    let lab = TestLab::new("token-addr");
+    let out = lab
+        .command(&["serve", "--addr", "0.0.0.0:0"])
+        .env("RECKON_INSTRUCTOR_TOKEN", "short")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("instructor token: at least 16"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut serving = lab
+        .command(&["serve", "--addr", "0.0.0.0:0"])
+        .env("RECKON_INSTRUCTOR_TOKEN", "a-token-long-enough-to-keep")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serving.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = serving.kill();
+    let _ = serving.wait();
+    assert!(
+        line.starts_with("Reckon's dashboard: http://0.0.0.0:"),
+        "{line}"
+    );
+}

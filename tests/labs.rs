@@ -403,6 +403,13 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
         .sum();
     assert_eq!(sent, 6);
 
+    // The command line works on a lab too, into the same history.
+    server.lab.ok(&["--lab", "ann", "run"]);
+    assert_eq!(server.runs("ann").await[0]["started_by"], "cli");
+    assert_eq!(server.runs("ann").await.as_array().unwrap().len(), 3);
+    let out = server.lab.reckon(&["--lab", "Ann", "run"]);
+    assert!(common::stderr(&out).contains("lab: must start with a lowercase letter"));
+
     // The course's "replay from a new topic": the topic and tables go, the history stays marked.
     server
         .ok("POST", "/api/labs/ann/reset", None, json!({}))
@@ -421,9 +428,9 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
         )
         .await;
     let runs_now = server.runs("ann").await;
-    assert_eq!(runs_now.as_array().unwrap().len(), 3, "{sent}");
+    assert_eq!(runs_now.as_array().unwrap().len(), 4, "{sent}");
     assert_eq!(runs_now[0]["generation"], 1);
-    assert_eq!(runs_now[2]["generation"], 0);
+    assert_eq!(runs_now[3]["generation"], 0);
 
     let answer = server
         .api("DELETE", "/api/labs/default", None, json!({}))

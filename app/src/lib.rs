@@ -101,7 +101,11 @@ fn TopBar() -> impl IntoView {
     view! {
         <header class="top">
             <a class="brand" href=move || lab_href(&lab(), "/")>"Reckon"</a>
-            <span class="lab-name" data-lab=lab>{move || format!("lab {}", lab())}</span>
+            {move || {
+                // The overview and the sign-in page belong to no lab.
+                let outside = matches!(path.get().as_str(), "/labs" | "/login");
+                (!outside).then(|| view! { <span class="lab-name" data-lab=lab()>{format!("lab {}", lab())}</span> })
+            }}
             <nav>
                 {PAGES
                     .iter()
