@@ -33,13 +33,15 @@ test: site
 	cargo test --workspace -- --test-threads=2
 
 # Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark and the
-# machine's limits on EVENTS events, then the dashboard's 1,000-run page; see bench/results.md.
+# machine's limits on EVENTS events, then the dashboard's 1,000-run page, then 200 readers while
+# runs go on in 3 labs; see bench/results.md.
 EVENTS ?= 1000000
 bench: setup
 	python3 -c 'import pyspark, delta, matplotlib' 2>/dev/null \
 	  || python3 -m pip install -q pyspark==4.0.1 delta-spark==4.0.0 matplotlib==3.11.2
 	cargo bench -p reckon --bench pipeline -- --events $(EVENTS)
 	cargo bench -p reckon --bench dashboard
+	cargo bench -p reckon --bench labs
 
 clean-data:
 	$(RECKON) --data ./data broker stop || true

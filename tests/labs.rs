@@ -403,6 +403,15 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
         .sum();
     assert_eq!(sent, 6);
 
+    let hours = server
+        .ok("GET", "/api/labs/ann/hours", None, json!({}))
+        .await;
+    assert_eq!(
+        hours.as_array().unwrap().len(),
+        2,
+        "09:00 and 10:00: {hours}"
+    );
+
     // The command line works on a lab too, into the same history.
     server.lab.ok(&["--lab", "ann", "run"]);
     assert_eq!(server.runs("ann").await[0]["started_by"], "cli");
@@ -427,6 +436,11 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
             json!({"scenario": "course", "batch": "1"}),
         )
         .await;
+    // The recount the reconciliation shows follows the tables: not the one made before the reset.
+    let hours = server
+        .ok("GET", "/api/labs/ann/hours", None, json!({}))
+        .await;
+    assert_eq!(hours.as_array().unwrap().len(), 1, "09:00 only: {hours}");
     let runs_now = server.runs("ann").await;
     assert_eq!(runs_now.as_array().unwrap().len(), 4, "{sent}");
     assert_eq!(runs_now[0]["generation"], 1);

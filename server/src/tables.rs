@@ -194,6 +194,34 @@ impl Tables {
             })
     }
 
+    /// What the tables are now, cheaply: each table's newest commit in its Delta log, and when its
+    /// first commit was written (a reset and as many commits again differ in that). Equal
+    /// fingerprints mean nothing was committed between them; the check's result may be reused.
+    pub fn fingerprint(&self) -> Vec<(u64, Option<std::time::SystemTime>)> {
+        TableName::ALL
+            .iter()
+            .map(|name| {
+                let log = self.path(*name).join("_delta_log");
+                let newest = std::fs::read_dir(&log)
+                    .map(|entries| {
+                        entries
+                            .filter_map(|e| e.ok())
+                            .filter_map(|e| {
+                                let name = e.file_name();
+                                name.to_str()?.strip_suffix(".json")?.parse::<u64>().ok()
+                            })
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .unwrap_or(0);
+                let born = std::fs::metadata(log.join(format!("{:020}.json", 0)))
+                    .and_then(|m| m.modified())
+                    .ok();
+                (newest, born)
+            })
+            .collect()
+    }
+
     /// Opens a table, or `None` if it was never created.
     pub async fn open(&self, name: TableName) -> Result<Option<DeltaTable>, TableError> {
         if !self.path(name).join("_delta_log").exists() {

@@ -1,0 +1,308 @@
+//! The shared lab under load (`make bench`; never part of the tests): 200 readers at once on the
+//! dashboard's pages and JSON API while learners send and run in 3 labs, over a real socket,
+//! with tokens. Reports p50/p99 latency by kind of read and fails on any error answer.
+//!
+//!     cargo bench -p reckon --bench labs -- [--readers 200] [--seconds 30] [--labs 3]
+//!
+//! Writes `bench/results.md`'s labs-load section and `bench/labs_load.json`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reckon::broker::Started;
+use reckon::labs::{Labs, LabsConfig};
+use reckon::{Config, Lab};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+const INSTRUCTOR: &str = "instructor-token-for-the-load-bench";
+
+struct Args {
+    readers: usize,
+    seconds: u64,
+    labs: usize,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut args = Args {
+        readers: 200,
+        seconds: 30,
+        labs: 3,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut number = |name: &str| -> anyhow::Result<usize> {
+            let value = it.next().unwrap_or_default();
+            value
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{name}: expected a whole number, got {value:?}"))
+        };
+        match arg.as_str() {
+            "--readers" => args.readers = number("--readers")?,
+            "--seconds" => args.seconds = number("--seconds")? as u64,
+            "--labs" => args.labs = number("--labs")?,
+            "--bench" => {}
+            other => anyhow::bail!("unknown argument {other:?}"),
+        }
+    }
+    Ok(args)
+}
+
+/// What the readers ask for, in turn: pages as a browser without JavaScript gets them, and the
+/// API as a script reads it.
+const READS: [(&str, &str); 6] = [
+    ("page", "/labs/{lab}"),
+    ("page", "/labs/{lab}/runs"),
+    ("page", "/labs/{lab}/hours"),
+    ("api", "/api/labs/{lab}/freshness"),
+    ("api", "/api/labs/{lab}/runs?limit=20"),
+    ("api", "/api/labs"),
+];
+
+struct Sample {
+    kind: &'static str,
+    took: Duration,
+}
+
+async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -> Value {
+    let response = client
+        .post(url.clone())
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    assert!(status.is_success(), "POST {url}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = args()?;
+    let dir = tempfile::tempdir()?;
+    let mut config = Config::new(dir.path());
+    config.topic = format!("bench.labs.{}", std::process::id());
+    let started_broker = match config.local_broker.answers() {
+        true => false,
+        false => matches!(config.local_broker.start().await?, Started::Now { .. }),
+    };
+    Lab::new(config.clone()).kafka().await?;
+    let labs = Labs::open(
+        config.clone(),
+        LabsConfig {
+            instructor_token: Some(INSTRUCTOR.into()),
+            max_runs: 4,
+        },
+    )
+    .await?;
+    let site = tempfile::tempdir()?;
+    let state = reckon::http::AppState::new(labs, site.path().to_path_buf());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(reckon::http::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+
+    let client = reqwest::Client::new();
+    let mut learners = vec![];
+    for i in 0..args.labs {
+        let name = format!("load-{i}");
+        let made = post(
+            &client,
+            format!("{base}/api/labs"),
+            INSTRUCTOR,
+            json!({ "name": name }),
+        )
+        .await;
+        learners.push((name, made["token"].as_str().unwrap_or_default().to_string()));
+    }
+    let viewers = {
+        let mut tokens = vec![];
+        for (name, learner) in &learners {
+            let made = post(
+                &client,
+                format!("{base}/api/labs/{name}/viewer-token"),
+                learner,
+                json!({}),
+            )
+            .await;
+            tokens.push((
+                name.clone(),
+                made["token"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+        Arc::new(tokens)
+    };
+
+    let until = Instant::now() + Duration::from_secs(args.seconds);
+    // Learners: the course's batches, each sent and run, round and round, until the end.
+    let writers: Vec<_> = learners
+        .iter()
+        .cloned()
+        .map(|(name, token)| {
+            let (client, base) = (client.clone(), base.clone());
+            tokio::spawn(async move {
+                let mut runs = 0;
+                for batch in ["1", "2", "3", "4", "5"].iter().cycle() {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    let sent = post(
+                        &client,
+                        format!("{base}/api/labs/{name}/produce?and_run=true"),
+                        &token,
+                        json!({"scenario": "course", "batch": batch}),
+                    )
+                    .await;
+                    assert_eq!(sent["run"]["status"], "succeeded", "{name}: {sent}");
+                    runs += 1;
+                }
+                runs
+            })
+        })
+        .collect();
+
+    let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let readers: Vec<_> = (0..args.readers)
+        .map(|reader| {
+            let (client, base) = (client.clone(), base.clone());
+            let (samples, errors, viewers) = (samples.clone(), errors.clone(), viewers.clone());
+            tokio::spawn(async move {
+                let mut turn = reader;
+                while Instant::now() < until {
+                    let (lab, token) = &viewers[turn % viewers.len()];
+                    let (kind, path) = READS[turn % READS.len()];
+                    turn += 1;
+                    let url = format!("{base}{}", path.replace("{lab}", lab));
+                    let asked = Instant::now();
+                    let answer = client.get(&url).bearer_auth(token).send().await;
+                    let outcome = match answer {
+                        Ok(response) if response.status().is_success() => response
+                            .bytes()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string()),
+                        Ok(response) => Err(format!("{}", response.status())),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    let took = asked.elapsed();
+                    match outcome {
+                        Ok(()) => samples.lock().await.push(Sample { kind, took }),
+                        Err(e) => errors.lock().await.push(format!("GET {url}: {e}")),
+                    }
+                }
+            })
+        })
+        .collect();
+    for reader in readers {
+        reader.await?;
+    }
+    let mut runs = 0;
+    for writer in writers {
+        runs += writer.await?;
+    }
+    let _ = stop.send(());
+    server.await??;
+    if started_broker {
+        config.local_broker.stop().await?;
+    }
+
+    let samples = samples.lock().await;
+    let errors = errors.lock().await;
+    let mut figures = serde_json::Map::new();
+    println!(
+        "{} readers for {} s while learners sent and ran in {} labs ({runs} runs):",
+        args.readers, args.seconds, args.labs
+    );
+    for kind in ["page", "api", "all"] {
+        let mut times: Vec<Duration> = samples
+            .iter()
+            .filter(|s| kind == "all" || s.kind == kind)
+            .map(|s| s.took)
+            .collect();
+        times.sort();
+        let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+        println!(
+            "  {kind:<5} {:>7} reads  p50 {p50:>8.1} ms  p99 {p99:>8.1} ms",
+            times.len()
+        );
+        figures.insert(
+            kind.into(),
+            json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
+        );
+    }
+    println!("  errors: {}", errors.len());
+    let result = json!({
+        "readers": args.readers,
+        "seconds": args.seconds,
+        "labs": args.labs,
+        "runs": runs,
+        "reads_per_second": samples.len() as f64 / args.seconds as f64,
+        "errors": errors.len(),
+        "latency": figures,
+    });
+    record(&result)?;
+    if !errors.is_empty() {
+        anyhow::bail!("{} error answers, the first: {}", errors.len(), errors[0]);
+    }
+    Ok(())
+}
+
+const START: &str = "<!-- labs load: written by `make bench` -->";
+const END: &str = "<!-- end of labs load -->";
+
+/// Writes `bench/labs_load.json` and the figures into `bench/results.md` between its markers.
+fn record(result: &Value) -> anyhow::Result<()> {
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench");
+    std::fs::write(
+        bench.join("labs_load.json"),
+        serde_json::to_string_pretty(result)? + "\n",
+    )?;
+    let row = |kind: &str| {
+        let l = &result["latency"][kind];
+        format!(
+            "| {kind} | {} | {:.1} | {:.1} |\n",
+            l["reads"],
+            l["p50_ms"].as_f64().unwrap_or(0.0),
+            l["p99_ms"].as_f64().unwrap_or(0.0)
+        )
+    };
+    let section = format!(
+        "{START}\n{} readers for {} s over a real socket, with viewer tokens, while the learners of {} labs \
+         sent the course's batches and ran after each ({} runs). Error answers: {}.\n\n\
+         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}{END}",
+        result["readers"],
+        result["seconds"],
+        result["labs"],
+        result["runs"],
+        result["errors"],
+        row("page"),
+        row("api"),
+        row("all"),
+    );
+    let path = bench.join("results.md");
+    let text = std::fs::read_to_string(&path)?;
+    let text = match (text.find(START), text.find(END)) {
+        (Some(start), Some(end)) => {
+            format!("{}{section}{}", &text[..start], &text[end + END.len()..])
+        }
+        _ => format!("{text}\n## The shared lab under load\n\n{section}\n"),
+    };
+    std::fs::write(&path, text)?;
+    println!("recorded in bench/results.md and bench/labs_load.json");
+    Ok(())
+}
