@@ -50,6 +50,30 @@ fn clear_artifacts() {
     });
 }
 
+/// The dashboard served on a free loopback port until [`Served::stop`].
+struct Served {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Served {
+    /// Serves `state`; returns its base URL.
+    async fn start(state: reckon::http::AppState) -> (String, Self) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(reckon::http::serve(listener, state, async {
+            let _ = stopped.await;
+        }));
+        (base, Self { stop, task })
+    }
+
+    async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.task.await.unwrap().unwrap();
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -255,12 +279,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     clear_artifacts();
     let lab = TestLab::new("browser");
     let state = lab.dashboard(&site).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(reckon::http::serve(listener, state, async {
-        let _ = stopped.await;
-    }));
+    let (base, server) = Served::start(state).await;
     let browser = Browser::start().await;
 
     // A bad order id: the form says which field, beside it, and sends nothing.
@@ -372,8 +391,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         .await;
 
     let _ = browser.call("DELETE", "", json!({})).await;
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    server.stop().await;
 }
 
 /// Signs the browser in with `token` on the login page; waits for the page it lands on.
@@ -407,12 +425,7 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         max_runs: 2,
     };
     let state = lab.server(&site, lab.config(), labs).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(reckon::http::serve(listener, state, async {
-        let _ = stopped.await;
-    }));
+    let (base, server) = Served::start(state).await;
     let browser = Browser::start().await;
 
     // Nobody signed in: the pages ask for a token.
@@ -498,6 +511,5 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     browser.wait_for("li.run.succeeded").await;
 
     let _ = browser.call("DELETE", "", json!({})).await;
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    server.stop().await;
 }

@@ -81,12 +81,10 @@ pub fn CsrfField() -> impl IntoView {
     }
 }
 
-/// Shows `children` to those who may change the current lab, `otherwise` to the others.
+/// Shows `children` only to those who may change the current lab (the run button). The children
+/// make no resources: a page's data is loaded with the session instead (see the produce page).
 #[component]
-pub fn IfWriter(
-    children: ChildrenFn,
-    #[prop(optional)] otherwise: Option<&'static str>,
-) -> impl IntoView {
+pub fn IfWriter(children: ChildrenFn) -> impl IntoView {
     let session = Session::resource();
     let lab = current_lab();
     let children = StoredValue::new(children);
@@ -99,12 +97,7 @@ pub fn IfWriter(
                         Some(s) => s.await.is_ok_and(|s| s.may_write(&lab)),
                         None => false,
                     };
-                    if may {
-                        // Untracked: what the children read must not re-run this (and remake them).
-                        untrack(|| children.with_value(|c| c())).into_any()
-                    } else {
-                        otherwise.map(|text| view! { <p class="note read-only">{text}</p> }).into_any()
-                    }
+                    may.then(|| untrack(|| children.with_value(|c| c())))
                 })
             }}
         </Suspense>

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use app::api::{Access, ApiError};
 use argon2::Argon2;
 use blake2::{Blake2s256, Digest};
-use password_hash::rand_core::{OsRng, RngCore};
 use password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use tokio::sync::Semaphore;
 
@@ -114,15 +113,22 @@ pub struct MadeToken {
     pub stored: StoredToken,
 }
 
-/// `bytes` random bytes from the operating system, as hex.
-fn random_hex(bytes: usize) -> String {
-    let mut buffer = vec![0u8; bytes];
-    OsRng.fill_bytes(&mut buffer);
-    hex::encode(buffer)
+/// `n` random bytes from the operating system.
+fn random_bytes(n: usize) -> Result<Vec<u8>, ApiError> {
+    let mut buffer = vec![0u8; n];
+    getrandom::fill(&mut buffer)
+        .map_err(|e| ApiError::Failed(format!("no randomness from the system: {e}")))?;
+    Ok(buffer)
+}
+
+/// `n` random bytes as hex.
+fn random_hex(n: usize) -> Result<String, ApiError> {
+    random_bytes(n).map(hex::encode)
 }
 
 fn hash_secret(secret: &str) -> Result<String, ApiError> {
-    let salt = SaltString::generate(&mut OsRng);
+    let salt = SaltString::encode_b64(&random_bytes(16)?)
+        .map_err(|e| ApiError::Failed(format!("making a salt: {e}")))?;
     Argon2::default()
         .hash_password(secret.as_bytes(), &salt)
         .map(|h| h.to_string())
@@ -140,7 +146,7 @@ fn verify_secret(secret: &str, hash: &str) -> bool {
 /// Makes a token for `role` (`learner` or `viewer`): `<id>.<secret>`, 64 random bits of id and
 /// 192 of secret.
 pub fn make_token(role: &str) -> Result<MadeToken, ApiError> {
-    let (id, secret) = (random_hex(8), random_hex(24));
+    let (id, secret) = (random_hex(8)?, random_hex(24)?);
     let hash = hash_secret(&secret)?;
     Ok(MadeToken {
         plain: format!("{id}.{secret}"),
@@ -264,15 +270,15 @@ impl Auth {
     }
 
     /// Starts a browser session for `who`; returns its id (the cookie's value).
-    pub fn start_session(&self, who: Who) -> String {
-        let id = random_hex(32);
+    pub fn start_session(&self, who: Who) -> Result<String, ApiError> {
+        let id = random_hex(32)?;
         let session = Session {
             who,
-            csrf: random_hex(32),
+            csrf: random_hex(32)?,
             started: Instant::now(),
         };
         lock(&self.sessions).insert(id.clone(), session);
-        id
+        Ok(id)
     }
 
     pub fn end_session(&self, headers: &http::HeaderMap) {

@@ -35,7 +35,10 @@ pub async fn sign_in(
         .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
         .cloned()
         .unwrap_or(home);
-    let session = auth.start_session(who);
+    let session = match auth.start_session(who) {
+        Ok(session) => session,
+        Err(e) => return super::api::Failure::from(e).into_response(),
+    };
     let secure = headers
         .get("x-forwarded-proto")
         .is_some_and(|p| p == "https");
