@@ -339,6 +339,17 @@ async fn every_forbidden_write_is_refused_and_changes_nothing() {
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.json);
     let after = server.snapshot("ann").await;
     assert_eq!(after["sent"], "6");
+
+    // A deleted lab's tokens open nothing, also in a new lab of the same name.
+    let answer = server
+        .api("DELETE", "/api/labs/bob", instructor, json!({}))
+        .await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT, "{}", answer.json);
+    server.create_lab("bob", instructor).await;
+    let answer = server
+        .api("GET", "/api/labs/bob/runs", Some(&bob), json!({}))
+        .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{}", answer.json);
     assert_ne!(
         (
             after.get("partition 0"),
@@ -445,6 +456,17 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
     assert_eq!(runs_now.as_array().unwrap().len(), 4, "{sent}");
     assert_eq!(runs_now[0]["generation"], 1);
     assert_eq!(runs_now[3]["generation"], 0);
+
+    // No tokens asked: only this machine is served, not a name made to resolve to it.
+    let rebound = server
+        .call(
+            Request::get("/api/labs/ann/runs")
+                .header(header::HOST, "rebound.example:3000")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(rebound.status, StatusCode::FORBIDDEN, "{}", rebound.json);
 
     let answer = server
         .api("DELETE", "/api/labs/default", None, json!({}))
@@ -653,5 +675,8 @@ async fn ten_labs_playing_the_course_at_once_give_ten_correct_checks() {
         .max()
         .unwrap();
     assert!(most <= MAX_RUNS, "{most} runs at once");
-    assert!(most >= 2, "runs of different labs went on side by side, not one after another");
+    assert!(
+        most >= 2,
+        "runs of different labs went on side by side, not one after another"
+    );
 }

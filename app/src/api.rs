@@ -384,6 +384,7 @@ pub async fn save_settings(
     dedup: Option<String>,
     public: Option<String>,
 ) -> Result<Settings, ApiError> {
+    let lab = open(&lab, Access::Write, &csrf).await?;
     let schedule = match schedule_seconds.trim() {
         "" | "0" => None,
         text => Some(text.parse::<u64>().map_err(|_| {
@@ -393,9 +394,7 @@ pub async fn save_settings(
             )
         })?),
     };
-    open(&lab, Access::Write, &csrf)
-        .await?
-        .update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
+    lab.update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
         .await
 }
 

@@ -164,10 +164,18 @@ struct Session {
     started: Instant,
 }
 
+/// Browser sessions kept at most: past it, the oldest are signed out.
+const MAX_SESSIONS: usize = 10_000;
+
+fn digest(token: &str) -> [u8; 32] {
+    Blake2s256::digest(token.as_bytes()).into()
+}
+
 /// Tokens and sessions of one server.
 pub struct Auth {
-    /// The instructor token's argon2 hash; `None`: no tokens asked (single-user).
-    instructor: Option<String>,
+    /// The instructor token's BLAKE2 digest (it is configuration, not stored: a guess is checked
+    /// without argon2, so guesses cost the server nothing); `None`: no tokens asked.
+    instructor: Option<[u8; 32]>,
     history: History,
     /// Tokens verified so far, by BLAKE2 digest.
     verified: Mutex<HashMap<[u8; 32], Who>>,
@@ -179,7 +187,7 @@ pub struct Auth {
 impl Auth {
     pub fn new(instructor_token: Option<&str>, history: History) -> Result<Self, ApiError> {
         Ok(Self {
-            instructor: instructor_token.map(hash_secret).transpose()?,
+            instructor: instructor_token.map(|t| digest(t.trim())),
             history,
             verified: Mutex::default(),
             sessions: Mutex::default(),
@@ -197,7 +205,10 @@ impl Auth {
         if !self.enabled() {
             return Who::Local;
         }
-        let digest: [u8; 32] = Blake2s256::digest(token.as_bytes()).into();
+        let digest = digest(token);
+        if self.instructor == Some(digest) {
+            return Who::Instructor;
+        }
         if let Some(who) = lock(&self.verified).get(&digest) {
             return who.clone();
         }
@@ -208,31 +219,29 @@ impl Auth {
         who
     }
 
+    /// A lab token, by its id's stored hash. A token whose id is unknown costs no argon2.
     async fn verify(&self, token: &str) -> Who {
+        let Some((id, secret)) = token.split_once('.') else {
+            return Who::Anonymous;
+        };
+        let stored = match self.history.token(id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Who::Anonymous,
+            Err(e) => {
+                tracing::warn!("reading a token from the history: {e}");
+                return Who::Anonymous;
+            }
+        };
         let Ok(_permit) = self.verifying.acquire().await else {
             return Who::Anonymous;
         };
-        let stored = match token.split_once('.') {
-            Some((id, _)) => self.history.token(id).await.unwrap_or_else(|e| {
-                tracing::warn!("reading a token from the history: {e}");
-                None
-            }),
-            None => None,
-        };
-        let (token, instructor) = (token.to_string(), self.instructor.clone());
+        let secret = secret.to_string();
         tokio::task::spawn_blocking(move || {
-            if let Some((lab, stored)) = stored {
-                let secret = token.split_once('.').map_or("", |(_, s)| s);
-                if verify_secret(secret, &stored.hash) {
-                    return match stored.role.as_str() {
-                        "learner" => Who::Learner(lab),
-                        _ => Who::Viewer(lab),
-                    };
-                }
-            }
-            match instructor {
-                Some(hash) if verify_secret(&token, &hash) => Who::Instructor,
-                _ => Who::Anonymous,
+            let (lab, stored) = stored;
+            match (verify_secret(&secret, &stored.hash), stored.role.as_str()) {
+                (false, _) => Who::Anonymous,
+                (true, "learner") => Who::Learner(lab),
+                (true, _) => Who::Viewer(lab),
             }
         })
         .await
@@ -277,7 +286,17 @@ impl Auth {
             csrf: random_hex(32)?,
             started: Instant::now(),
         };
-        lock(&self.sessions).insert(id.clone(), session);
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|_, s| s.started.elapsed() < SESSION_LIFETIME);
+        if sessions.len() >= MAX_SESSIONS
+            && let Some(oldest) = sessions
+                .iter()
+                .min_by_key(|(_, s)| s.started)
+                .map(|(id, _)| id.clone())
+        {
+            sessions.remove(&oldest);
+        }
+        sessions.insert(id.clone(), session);
         Ok(id)
     }
 

@@ -251,6 +251,7 @@ async fn dedup_in_effect(lab: &Lab, setting: bool) -> Result<bool, StreamError> 
 pub fn failed(e: impl Into<LabError>) -> ApiError {
     match e.into() {
         busy @ LabError::Busy { .. } => ApiError::Busy(busy.to_string()),
+        gone @ LabError::Deleted { .. } => ApiError::NotFound(gone.to_string()),
         LabError::Stream(StreamError::DedupSettingFixed { .. }) => ApiError::Failed(
             "gold's state keeps the deduplication setting it started with; reset the lab to change it".into(),
         ),
@@ -526,6 +527,21 @@ impl Backend for Dashboard {
                 "at least 1 second, or null for no schedule",
             ));
         }
+        // Public first: it is the one write that can find the lab gone.
+        if let Some(public) = public {
+            let found = self
+                .history()?
+                .set_public(&self.lab.config.lab, public)
+                .await
+                .map_err(failed)?;
+            if !found {
+                return Err(ApiError::NotFound(format!(
+                    "no lab {:?}",
+                    self.lab.config.lab
+                )));
+            }
+            self.public.store(public, Ordering::Relaxed);
+        }
         {
             let mut settings = self.lock_settings();
             let mut changed = settings.clone();
@@ -546,13 +562,7 @@ impl Backend for Dashboard {
             *settings = changed;
             self.schedule.send_replace(settings.schedule_seconds);
         }
-        if let Some(public) = public {
-            self.history()?
-                .set_public(&self.lab.config.lab, public)
-                .await
-                .map_err(failed)?;
-            self.public.store(public, Ordering::Relaxed);
-        }
+
         self.announce("settings");
         self.settings().await
     }

@@ -14,6 +14,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use app::model::{ProducedEvent, RunsPage, StreamBar, TimelineRun, VerdictAt};
 
 use crate::check::Report;
+use crate::config::DEFAULT_LAB;
 use crate::event::{OrderEvent, format_cents, format_micros};
 use crate::kafka::Sent;
 use crate::streams::StreamRun;
@@ -238,6 +239,11 @@ impl History {
             .rows_affected()
             == 1;
         if created {
+            // Tokens a lab of this name had before (a delete racing a late insert) open nothing.
+            sqlx::query("DELETE FROM tokens WHERE lab = ?")
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
             insert_token(&mut tx, name, learner).await?;
         }
         tx.commit().await?;
@@ -263,25 +269,43 @@ impl History {
         Ok(())
     }
 
-    /// Opens (or closes) a lab's public pages; `default` gets a row the first time.
-    pub async fn set_public(&self, lab: &str, public: bool) -> Result<(), HistoryError> {
-        sqlx::query(
-            "INSERT INTO labs (name, created_at, public) VALUES (?, ?, ?) \
-             ON CONFLICT (name) DO UPDATE SET public = excluded.public",
-        )
-        .bind(lab)
-        .bind(now())
-        .bind(public as i64)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+    /// Opens (or closes) a lab's public pages; `default` gets a row the first time. `false` if
+    /// the lab is gone.
+    pub async fn set_public(&self, lab: &str, public: bool) -> Result<bool, HistoryError> {
+        let done = if lab == DEFAULT_LAB {
+            sqlx::query(
+                "INSERT INTO labs (name, created_at, public) VALUES (?, ?, ?) \
+                 ON CONFLICT (name) DO UPDATE SET public = excluded.public",
+            )
+            .bind(lab)
+            .bind(now())
+            .bind(public as i64)
+            .execute(&self.pool)
+            .await?
+        } else {
+            sqlx::query("UPDATE labs SET public = ? WHERE name = ?")
+                .bind(public as i64)
+                .bind(lab)
+                .execute(&self.pool)
+                .await?
+        };
+        Ok(done.rows_affected() == 1)
     }
 
-    pub async fn add_token(&self, lab: &str, token: &StoredToken) -> Result<(), HistoryError> {
+    /// Adds a token to a lab that exists (`default` always does); `false` if the lab is gone.
+    pub async fn add_token(&self, lab: &str, token: &StoredToken) -> Result<bool, HistoryError> {
         let mut tx = self.pool.begin().await?;
-        insert_token(&mut tx, lab, token).await?;
+        let exists = lab == DEFAULT_LAB
+            || sqlx::query("SELECT 1 FROM labs WHERE name = ?")
+                .bind(lab)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        if exists {
+            insert_token(&mut tx, lab, token).await?;
+        }
         tx.commit().await?;
-        Ok(())
+        Ok(exists)
     }
 
     /// The token with this id, if any.

@@ -48,6 +48,8 @@ pub enum LabError {
     History(#[from] HistoryError),
     #[error("instructor token: {0}")]
     Auth(String),
+    #[error("lab {lab} was deleted")]
+    Deleted { lab: String },
 }
 
 /// Which streams a run covers.
@@ -67,6 +69,9 @@ pub struct Lab {
     history: Option<History>,
     /// Who starts what this handle does, for the history: cli, api, schedule, ...
     started_by: &'static str,
+    /// Set when the server deletes the lab: a run or send already under way stops at the lock
+    /// (or before sending) instead of bringing back its folder, topic or history.
+    retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Held while a run changes the lab; released when dropped (or when the process dies).
@@ -83,6 +88,7 @@ impl Lab {
             tables,
             history: None,
             started_by: "cli",
+            retired: Default::default(),
         }
     }
 
@@ -105,6 +111,33 @@ impl Lab {
         Self {
             started_by: who,
             ..self.clone()
+        }
+    }
+
+    /// Marks the lab deleted (every handle of it shares the mark, and refuses to go on), then
+    /// takes its lock once the run that may hold it ends. Undone by [`Lab::unretire`].
+    pub fn retire_and_lock(&self) -> Result<LabLock, LabError> {
+        self.retired
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.lock_file().inspect_err(|_| self.unretire())
+    }
+
+    /// The delete failed: the lab goes on.
+    pub fn unretire(&self) {
+        self.retired
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn refuse_if_retired(&self) -> Result<(), LabError> {
+        match self.is_retired() {
+            true => Err(LabError::Deleted {
+                lab: self.config.lab.clone(),
+            }),
+            false => Ok(()),
         }
     }
 
@@ -171,6 +204,14 @@ impl Lab {
 
     /// Takes the lab's lock, waiting up to `lock_wait` for a run that holds it.
     pub fn lock(&self) -> Result<LabLock, LabError> {
+        self.refuse_if_retired()?;
+        let lock = self.lock_file()?;
+        // Deleted while this waited for the lock: nothing more happens to it.
+        self.refuse_if_retired()?;
+        Ok(lock)
+    }
+
+    fn lock_file(&self) -> Result<LabLock, LabError> {
         let dir = &self.config.data_dir;
         let io = |source| LabError::Io {
             path: dir.clone(),
@@ -302,6 +343,7 @@ impl Lab {
         events: &[OrderEvent],
         source: &str,
     ) -> Result<Vec<Sent>, LabError> {
+        self.refuse_if_retired()?;
         kafka
             .ensure_topic(&self.config.topic, self.config.partitions)
             .await?;

@@ -18,12 +18,25 @@ use crate::history::History;
 use crate::lab::{Lab, LabError};
 
 /// How the server's labs are run and guarded.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LabsConfig {
     /// The instructor's token; `None`: a single-user server that asks for no token.
     pub instructor_token: Option<String>,
     /// Pipeline runs at once across all labs.
     pub max_runs: usize,
+}
+
+/// Never shows the token: a `{:?}` of the config must not put it in a log.
+impl std::fmt::Debug for LabsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LabsConfig")
+            .field(
+                "instructor_token",
+                &self.instructor_token.as_ref().map(|_| "<set>"),
+            )
+            .field("max_runs", &self.max_runs)
+            .finish()
+    }
 }
 
 impl Default for LabsConfig {
@@ -44,6 +57,8 @@ pub struct Labs {
     run_slots: Arc<Semaphore>,
     /// Whether new labs start their schedule (the server is serving).
     scheduling: std::sync::atomic::AtomicBool,
+    /// Held while a lab is made or deleted: one of those at a time, never interleaved.
+    managing: tokio::sync::Mutex<()>,
 }
 
 impl Labs {
@@ -73,6 +88,7 @@ impl Labs {
             dashboards: Mutex::new(dashboards),
             run_slots,
             scheduling: Default::default(),
+            managing: Default::default(),
         }))
     }
 
@@ -126,7 +142,8 @@ impl Labs {
         access: Access,
         csrf: Option<&str>,
     ) -> Result<Arc<Dashboard>, ApiError> {
-        let dashboard = self.get(name);
+        // A lab being deleted is gone already for every new request.
+        let dashboard = self.get(name).filter(|d| !d.lab().is_retired());
         let public = dashboard.as_ref().is_some_and(|d| d.is_public());
         caller.who.may(name, access, public)?;
         if matches!(access, Access::Write | Access::Manage) {
@@ -239,6 +256,7 @@ impl Server for Labs {
             ApiError::field("name", message)
         })?;
         let taken = || ApiError::field("name", format!("a lab named {name} exists already"));
+        let _managing = self.managing.lock().await;
         if self.get(name).is_some() {
             return Err(taken());
         }
@@ -259,6 +277,8 @@ impl Server for Labs {
         {
             return Err(taken());
         }
+        // A token of an earlier lab of this name, verified just as it was deleted, opens nothing.
+        self.auth.forget_lab(name);
         let dashboard = Dashboard::sharing(lab, self.run_slots.clone(), false);
         if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
             dashboard.start_schedule();
@@ -287,6 +307,7 @@ impl Server for Labs {
             ));
         }
         let dashboard = self.allow(&caller, name, Access::Manage, csrf).await?;
+        let _managing = self.managing.lock().await;
         if dashboard.is_running() {
             return Err(ApiError::Busy(format!(
                 "a run of lab {name} is in progress; delete it when the run ends"
@@ -294,15 +315,20 @@ impl Server for Labs {
         }
         let lab = dashboard.lab();
         let kafka = lab.kafka().await.map_err(failed)?;
-        let _lock = lab.lock().map_err(failed)?;
+        // From here new requests find no lab, and a run or send already under way stops at the
+        // lock (or before sending) instead of bringing back the folder, topic or history.
+        let _lock = lab.retire_and_lock().map_err(failed)?;
+        if let Err(e) = self.history.delete_lab(name).await {
+            lab.unretire();
+            return Err(failed(e));
+        }
+        dashboard.stop_schedule();
+        self.dashboards().remove(name);
+        self.auth.forget_lab(name);
         kafka
             .delete_topic(&lab.config.topic)
             .await
             .map_err(failed)?;
-        dashboard.stop_schedule();
-        self.dashboards().remove(name);
-        self.auth.forget_lab(name);
-        self.history.delete_lab(name).await.map_err(failed)?;
         let dir = &lab.config.data_dir;
         if let Err(e) = std::fs::remove_dir_all(dir)
             && e.kind() != std::io::ErrorKind::NotFound
@@ -325,10 +351,14 @@ impl Server for Labs {
         let caller = self.auth.caller(headers).await;
         self.allow(&caller, lab, Access::Write, csrf).await?;
         let token = auth::make_token("viewer")?;
-        self.history
+        let added = self
+            .history
             .add_token(lab, &token.stored)
             .await
             .map_err(failed)?;
+        if !added {
+            return Err(ApiError::NotFound(format!("no lab {lab:?}")));
+        }
         Ok(NewToken {
             lab: lab.into(),
             role: "viewer".into(),

@@ -353,7 +353,11 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             produce_burst,
             produce_rate,
         } => {
-            let instructor_token = instructor_token.filter(|t| !t.trim().is_empty());
+            // Trimmed as the headers and the sign-in form are: a token read from a file keeps
+            // its newline.
+            let instructor_token = instructor_token
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty());
             match &instructor_token {
                 None => refuse_unprotected(&addr).await?,
                 Some(token) if token.len() < 16 => {

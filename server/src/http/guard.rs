@@ -15,6 +15,7 @@ use blake2::{Blake2s256, Digest};
 use super::AppState;
 use super::api::Failure;
 use crate::auth;
+use crate::config::DEFAULT_LAB;
 
 /// How many sends a client may make to a lab: `burst` at once, then `per_second`.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +78,20 @@ fn is_send(request: &Request) -> bool {
             || matches!(path, "/fn/produce" | "/fn/send_batch" | "/fn/send_again"))
 }
 
+/// What a send is limited as: the API's produce of a lab (however its path is spelled; the
+/// unscoped one is lab `default`), or a produce form's server function.
+fn send_kind(path: &str) -> String {
+    let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    match path
+        .strip_prefix("/api/labs/")
+        .and_then(|rest| rest.strip_suffix("/produce"))
+    {
+        Some(lab) => format!("produce:{lab}"),
+        None if path == "/api/produce" => format!("produce:{DEFAULT_LAB}"),
+        None => path.into_owned(),
+    }
+}
+
 /// Rate limits sends per client (its token or session) and lab (the path's, or the form's page).
 pub async fn limit_sends(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if !is_send(&request) {
@@ -89,7 +104,7 @@ pub async fn limit_sends(State(state): State<AppState>, request: Request, next: 
     let mut digest = Blake2s256::new();
     digest.update(client.as_bytes());
     digest.update([0]);
-    digest.update(request.uri().path().as_bytes());
+    digest.update(send_kind(request.uri().path()).as_bytes());
     if let Err(wait) = state.produce_limit.take(digest.finalize().into()) {
         let seconds = wait.ceil().max(1.0) as u64;
         let mut response = Failure::from(ApiError::TooMany(format!(
@@ -105,19 +120,45 @@ pub async fn limit_sends(State(state): State<AppState>, request: Request, next: 
     next.run(request).await
 }
 
+/// Whether a `Host` header names this machine (`localhost`, `127.0.0.1:3000`, `[::1]:3000`).
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Refuses a write whose `Origin` is another site: with the cookie's SameSite=Strict and the forms'
-/// CSRF tokens, the third guard against a page elsewhere posting to this server (also when no
-/// token is asked, on loopback).
-pub async fn refuse_cross_site(request: Request, next: Next) -> Response {
+/// CSRF tokens, the third guard against a page elsewhere posting to this server. Without tokens
+/// (a single-user server on loopback) it also refuses a request for a `Host` that is not this
+/// machine: a page elsewhere that made its own name resolve to 127.0.0.1 (DNS rebinding).
+pub async fn refuse_cross_site(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    if !state.labs.auth.enabled()
+        && let Some(host) = host.filter(|h| !is_loopback_host(h))
+    {
+        return Failure::from(ApiError::Forbidden(format!(
+            "this server asks for no token, so it serves only this machine, not {host:?}; set \
+             an instructor token to serve others"
+        )))
+        .into_response();
+    }
     let safe = matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
     );
     if !safe && let Some(origin) = request.headers().get(header::ORIGIN) {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok());
         let origin_host = origin
             .to_str()
             .ok()
@@ -154,5 +195,42 @@ mod tests {
             limiter.take([2; 32]).is_ok(),
             "another client has its own bucket"
         );
+    }
+
+    #[test]
+    fn a_lab_is_limited_as_one_however_its_path_is_spelled() {
+        assert_eq!(
+            send_kind("/api/labs/%61nn/produce"),
+            send_kind("/api/labs/ann/produce")
+        );
+        assert_eq!(
+            send_kind("/api/produce"),
+            send_kind("/api/labs/default/produce")
+        );
+        assert_ne!(
+            send_kind("/api/labs/bob/produce"),
+            send_kind("/api/labs/ann/produce")
+        );
+    }
+
+    #[test]
+    fn loopback_hosts_are_this_machine() {
+        for host in [
+            "localhost:3000",
+            "127.0.0.1:3000",
+            "127.0.0.2",
+            "[::1]:3000",
+            "LOCALHOST",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:3000",
+            "10.0.0.5:3000",
+            "[2001:db8::1]:80",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
     }
 }

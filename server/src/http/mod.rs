@@ -110,7 +110,10 @@ pub fn app(state: AppState) -> Router {
             context,
             app::shell,
         ))
-        .layer(axum::middleware::from_fn(guard::refuse_cross_site))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::refuse_cross_site,
+        ))
         .with_state(state)
 }
 

@@ -29,10 +29,9 @@ pub async fn sign_in(
         Who::Learner(lab) | Who::Viewer(lab) => format!("/labs/{lab}"),
         Who::Instructor | Who::Local => "/labs".to_string(),
     };
-    // Only a path on this site: a crafted `next` must not send the browser elsewhere.
     let next = form
         .get("next")
-        .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
+        .filter(|n| is_local_path(n))
         .cloned()
         .unwrap_or(home);
     let session = match auth.start_session(who) {
@@ -56,6 +55,16 @@ pub async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Resp
     with_cookie(Redirect::to("/login"), &cookie)
 }
 
+/// Whether `next` is a path on this site: a crafted one must not send the browser elsewhere
+/// (`//host`, `/\\host`, or a tab or newline that browsers drop to make `//host`).
+fn is_local_path(next: &str) -> bool {
+    next.starts_with('/')
+        && !next.starts_with("//")
+        && next
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/-_.?=&%".contains(c))
+}
+
 fn with_cookie(redirect: Redirect, cookie: &str) -> Response {
     let mut response = redirect.into_response();
     match HeaderValue::from_str(cookie) {
@@ -64,5 +73,24 @@ fn with_cookie(redirect: Redirect, cookie: &str) -> Response {
             response
         }
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_local_path;
+
+    #[test]
+    fn only_paths_on_this_site_are_returned_to() {
+        assert!(is_local_path("/labs/ann/produce?preset=late"));
+        for elsewhere in [
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "https://evil.example",
+            "evil",
+        ] {
+            assert!(!is_local_path(elsewhere), "{elsewhere}");
+        }
     }
 }
