@@ -70,8 +70,9 @@ async fn page_data(lab: String) -> Result<(bool, Page, Settings), ApiError> {
 
 /// Announces a send to the page (and says where it landed).
 fn sent_view(value: Signal<Option<Result<Sent, ApiError>>>) -> impl IntoView {
+    // Only a send changes what the page shows: a refused one keeps the form (and its errors).
     Effect::new(move |_| {
-        if value.get().is_some() {
+        if value.get().is_some_and(|sent| sent.is_ok()) {
             Live::bump();
         }
     });
