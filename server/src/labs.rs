@@ -262,6 +262,16 @@ impl Server for Labs {
         }
         let token = auth::make_token("learner")?;
         let config = self.root.for_lab(name);
+        // A folder of no lab is what a failed delete left: the new lab must not start on it.
+        match std::fs::remove_dir_all(&config.data_dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ApiError::Failed(format!(
+                    "{} (left by an earlier lab {name}): {e}",
+                    config.data_dir.display()
+                )));
+            }
+            _ => {}
+        }
         // The topic first: a lab whose topic cannot be made is not made at all.
         let lab = Lab::with_history(config, self.history.clone());
         let kafka = lab.kafka().await.map_err(failed)?;
