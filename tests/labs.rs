@@ -381,6 +381,27 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
             answer.json
         );
     }
+    // A topic of a lab's name that already holds events is not taken over.
+    let eve_topic = format!("{}.eve", server.lab.topic);
+    let kafka = server.lab.kafka();
+    kafka.ensure_topic(&eve_topic, 3).await.unwrap();
+    kafka
+        .producer()
+        .unwrap()
+        .send(&eve_topic, "1", "left by someone else")
+        .await
+        .unwrap();
+    let answer = server
+        .api("POST", "/api/labs", None, json!({"name": "eve"}))
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
+    assert!(
+        answer.json["error"].as_str().unwrap().contains("1 events"),
+        "{}",
+        answer.json
+    );
+    kafka.delete_topic(&eve_topic).await.unwrap();
+
     let labs = server.ok("GET", "/api/labs", None, json!({})).await;
     let topics: Vec<&str> = labs
         .as_array()

@@ -275,8 +275,25 @@ impl Server for Labs {
         // The topic first: a lab whose topic cannot be made is not made at all.
         let lab = Lab::with_history(config, self.history.clone());
         let kafka = lab.kafka().await.map_err(failed)?;
+        // A topic of that name holding events (another data folder's lab, on a shared broker)
+        // would be read as this lab's: refused, never silently adopted nor deleted.
+        let topic = &lab.config.topic;
+        let mut events = 0;
+        for partition in kafka.partitions(topic).map_err(failed)?.unwrap_or_default() {
+            let (start, end) = kafka.log_offsets(topic, partition).map_err(failed)?;
+            events += end - start;
+        }
+        if events > 0 {
+            return Err(ApiError::field(
+                "name",
+                format!(
+                    "topic {topic} exists on the broker with {events} events, made by something \
+                     else than this server; choose another name, or delete that topic first"
+                ),
+            ));
+        }
         kafka
-            .ensure_topic(&lab.config.topic, lab.config.partitions)
+            .ensure_topic(topic, lab.config.partitions)
             .await
             .map_err(failed)?;
         if !self
