@@ -207,8 +207,7 @@ async fn open(
     csrf: &Option<String>,
 ) -> Result<std::sync::Arc<dyn Backend>, ApiError> {
     let (server, headers) = server()?;
-    let answer = refused_with_status(server.open(&headers, lab, access, csrf.as_deref()).await);
-    answer
+    refused_with_status(server.open(&headers, lab, access, csrf.as_deref()).await)
 }
 
 /// A refusal answers with its status (401, 403, 404), for scripts calling a server function.

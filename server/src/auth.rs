@@ -94,8 +94,24 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Whether this caller may `access` lab `lab` (public: its public pages are open to all),
+    /// carrying `csrf` for a write: the one check every lab's page, form and API call makes.
+    pub fn may(
+        &self,
+        lab: &str,
+        access: Access,
+        public: bool,
+        csrf: Option<&str>,
+    ) -> Result<(), ApiError> {
+        self.who.may(lab, access, public)?;
+        match access {
+            Access::Write | Access::Manage => self.check_csrf(csrf),
+            Access::Public | Access::Read => Ok(()),
+        }
+    }
+
     /// Refuses a cookie-borne write that does not carry the session's CSRF token.
-    pub fn check_csrf(&self, given: Option<&str>) -> Result<(), ApiError> {
+    fn check_csrf(&self, given: Option<&str>) -> Result<(), ApiError> {
         match &self.csrf {
             Some(expected) if given != Some(expected.as_str()) => Err(ApiError::Forbidden(
                 "this form is stale or came from another site (its CSRF token does not match \
@@ -325,6 +341,11 @@ pub fn bearer(headers: &http::HeaderMap) -> Option<&str> {
         .ok()?
         .strip_prefix("Bearer ")
         .map(str::trim)
+}
+
+/// The CSRF token an API write of a signed-in browser carries in its header.
+pub fn csrf_header(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get(CSRF_HEADER)?.to_str().ok()
 }
 
 /// A cookie's value.

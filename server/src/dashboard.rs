@@ -22,7 +22,7 @@ use crate::lab::{Lab, LabError};
 use crate::scenario::Scenario;
 use crate::streams::gold::GoldState;
 use crate::streams::{HOUR_MICROS, StreamError};
-use crate::tables::TableName;
+use crate::tables::{Fingerprint, TableName};
 use crate::views;
 
 /// Recent events the produce page lists.
@@ -65,16 +65,10 @@ pub struct Dashboard {
     recount: tokio::sync::Mutex<Option<(Fingerprint, check::Report)>>,
 }
 
-type Fingerprint = Vec<(u64, Option<std::time::SystemTime>)>;
-
 impl Dashboard {
-    /// A dashboard for a lab that records to its history (`Lab::open`), alone on its server.
-    pub fn new(lab: Lab) -> Arc<Self> {
-        Self::sharing(lab, Arc::new(Semaphore::new(Semaphore::MAX_PERMITS)), false)
-    }
-
-    /// A dashboard for one of a server's labs: its runs wait for one of `run_slots`.
-    pub fn sharing(lab: Lab, run_slots: Arc<Semaphore>, public: bool) -> Arc<Self> {
+    /// A dashboard for one of a server's labs (one that records to its history): its runs wait
+    /// for one of `run_slots`.
+    pub fn new(lab: Lab, run_slots: Arc<Semaphore>, public: bool) -> Arc<Self> {
         let settings_path = lab.config.data_dir.join("settings.json");
         let settings: SettingsFile = match std::fs::read(&settings_path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {

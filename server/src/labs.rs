@@ -78,7 +78,7 @@ impl Labs {
                 .filter(|n| *n != DEFAULT_LAB),
         ) {
             let lab = Lab::with_history(root.for_lab(name), history.clone());
-            let dashboard = Dashboard::sharing(lab, run_slots.clone(), public(name));
+            let dashboard = Dashboard::new(lab, run_slots.clone(), public(name));
             dashboards.insert(name.to_string(), dashboard);
         }
         Ok(Arc::new(Self {
@@ -133,9 +133,9 @@ impl Labs {
         }
     }
 
-    /// The caller, and lab `name` if they may `access` it (a write by a browser session must
-    /// carry its CSRF token).
-    async fn allow(
+    /// Lab `name`, if the caller may `access` it (a write by a browser session must carry its
+    /// CSRF token).
+    fn allow(
         &self,
         caller: &Caller,
         name: &str,
@@ -145,10 +145,7 @@ impl Labs {
         // A lab being deleted is gone already for every new request.
         let dashboard = self.get(name).filter(|d| !d.lab().is_retired());
         let public = dashboard.as_ref().is_some_and(|d| d.is_public());
-        caller.who.may(name, access, public)?;
-        if matches!(access, Access::Write | Access::Manage) {
-            caller.check_csrf(csrf)?;
-        }
+        caller.may(name, access, public, csrf)?;
         dashboard.ok_or_else(|| ApiError::NotFound(format!("no lab {name:?}")))
     }
 
@@ -160,8 +157,7 @@ impl Labs {
         access: Access,
     ) -> Result<Arc<Dashboard>, ApiError> {
         let caller = self.auth.caller(headers).await;
-        let csrf = headers.get(auth::CSRF_HEADER).and_then(|v| v.to_str().ok());
-        self.allow(&caller, name, access, csrf).await
+        self.allow(&caller, name, access, auth::csrf_header(headers))
     }
 
     /// The labs `who` may open: all for the instructor, their own and the public ones for others.
@@ -212,7 +208,7 @@ impl Server for Labs {
         csrf: Option<&str>,
     ) -> Result<Arc<dyn Backend>, ApiError> {
         let caller = self.auth.caller(headers).await;
-        Ok(self.allow(&caller, lab, access, csrf).await?)
+        Ok(self.allow(&caller, lab, access, csrf)?)
     }
 
     async fn session(&self, headers: &http::HeaderMap) -> SessionView {
@@ -232,11 +228,12 @@ impl Server for Labs {
 
     async fn labs(&self, headers: &http::HeaderMap) -> Result<Vec<LabSummary>, ApiError> {
         let caller = self.auth.caller(headers).await;
-        if caller.who == Who::Anonymous && self.visible(&caller.who).is_empty() {
+        let visible = self.visible(&caller.who);
+        if caller.who == Who::Anonymous && visible.is_empty() {
             caller.who.may(DEFAULT_LAB, Access::Read, false)?;
         }
         let mut summaries = vec![];
-        for dashboard in self.visible(&caller.who) {
+        for dashboard in visible {
             summaries.push(Self::summary(&dashboard).await);
         }
         Ok(summaries)
@@ -249,8 +246,7 @@ impl Server for Labs {
         csrf: Option<&str>,
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await;
-        caller.who.may(name, Access::Manage, false)?;
-        caller.check_csrf(csrf)?;
+        caller.may(name, Access::Manage, false, csrf)?;
         validate_lab_name(name).map_err(|e| {
             let message = e.strip_prefix("name: ").unwrap_or(&e).to_string();
             ApiError::field("name", message)
@@ -306,7 +302,7 @@ impl Server for Labs {
         }
         // A token of an earlier lab of this name, verified just as it was deleted, opens nothing.
         self.auth.forget_lab(name);
-        let dashboard = Dashboard::sharing(lab, self.run_slots.clone(), false);
+        let dashboard = Dashboard::new(lab, self.run_slots.clone(), false);
         if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
             dashboard.start_schedule();
         }
@@ -333,7 +329,7 @@ impl Server for Labs {
                 "the default lab cannot be deleted; reset it instead",
             ));
         }
-        let dashboard = self.allow(&caller, name, Access::Manage, csrf).await?;
+        let dashboard = self.allow(&caller, name, Access::Manage, csrf)?;
         let _managing = self.managing.lock().await;
         if dashboard.is_running() {
             return Err(ApiError::Busy(format!(
@@ -376,7 +372,7 @@ impl Server for Labs {
         csrf: Option<&str>,
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await;
-        self.allow(&caller, lab, Access::Write, csrf).await?;
+        self.allow(&caller, lab, Access::Write, csrf)?;
         let token = auth::make_token("viewer")?;
         let added = self
             .history

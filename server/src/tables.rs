@@ -154,6 +154,9 @@ pub struct Tables {
     crash_at: Option<CrashPoint>,
 }
 
+/// Each table's newest commit and when its first was written: see [`Tables::fingerprint`].
+pub type Fingerprint = Vec<(u64, Option<std::time::SystemTime>)>;
+
 impl Tables {
     pub fn new(root: impl Into<PathBuf>, crash_at: Option<CrashPoint>) -> Self {
         Self {
@@ -197,7 +200,7 @@ impl Tables {
     /// What the tables are now, cheaply: each table's newest commit in its Delta log, and when its
     /// first commit was written (a reset and as many commits again differ in that). Equal
     /// fingerprints mean nothing was committed between them; the check's result may be reused.
-    pub fn fingerprint(&self) -> Vec<(u64, Option<std::time::SystemTime>)> {
+    pub fn fingerprint(&self) -> Fingerprint {
         TableName::ALL
             .iter()
             .map(|name| {

@@ -283,7 +283,7 @@ pub async fn create_lab(
     };
     let created = state
         .labs
-        .create_lab(&headers, &name, csrf(&headers))
+        .create_lab(&headers, &name, auth::csrf_header(&headers))
         .await?;
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
@@ -295,7 +295,7 @@ pub async fn delete_lab(
 ) -> Result<StatusCode, Failure> {
     state
         .labs
-        .delete_lab(&headers, params.lab(), csrf(&headers))
+        .delete_lab(&headers, params.lab(), auth::csrf_header(&headers))
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -307,13 +307,9 @@ pub async fn viewer_token(
 ) -> Result<Response, Failure> {
     let token = state
         .labs
-        .viewer_token(&headers, params.lab(), csrf(&headers))
+        .viewer_token(&headers, params.lab(), auth::csrf_header(&headers))
         .await?;
     Ok((StatusCode::CREATED, Json(token)).into_response())
-}
-
-fn csrf(headers: &HeaderMap) -> Option<&str> {
-    headers.get(auth::CSRF_HEADER).and_then(|v| v.to_str().ok())
 }
 
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
