@@ -11,7 +11,8 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use common::{SEED_BLOCK, TestLab};
 use http_body_util::BodyExt;
-use reckon::http::{AppState, ProduceLimit, app};
+use reckon::http::{AppState, Rates, app};
+use reckon::limit::Rate;
 use reckon::labs::LabsConfig;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -510,9 +511,12 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn viewers_read_public_pages_open_to_all_and_sends_are_limited() {
     let mut server = server("viewers", true, 2).await;
-    server.state = server.state.clone().with_produce_limit(ProduceLimit {
-        burst: 2,
-        per_second: 0.01,
+    server.state = server.state.clone().with_rates(Rates {
+        sends: Rate {
+            burst: 2,
+            per_second: 0.01,
+        },
+        ..Default::default()
     });
     let ann = server.create_lab("ann", Some(INSTRUCTOR)).await;
     let viewer = server

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::*;
 
 /// What can go wrong behind a page or an API call, in words the person who clicked can act on.
+/// Pages, server functions and the JSON API all carry it as `{"error", "field"?, "status"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "ErrorBody", try_from = "ErrorBody")]
 pub enum ApiError {
     /// Bad input: which field, and what is wrong with it. Nothing was written.
     Field {
@@ -78,11 +80,70 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// An [`ApiError`] as JSON: what is wrong in words, the field at fault, the HTTP status.
+#[derive(Serialize, Deserialize)]
+struct ErrorBody {
+    error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
+    status: u16,
+}
+
+impl From<ApiError> for ErrorBody {
+    fn from(e: ApiError) -> Self {
+        Self {
+            error: e.to_string(),
+            field: e.field_name().map(str::to_string),
+            status: e.status(),
+        }
+    }
+}
+
+impl TryFrom<ErrorBody> for ApiError {
+    type Error = String;
+
+    fn try_from(body: ErrorBody) -> Result<Self, String> {
+        let ErrorBody {
+            error,
+            field,
+            status,
+        } = body;
+        Ok(match (status, field) {
+            (400, Some(field)) => {
+                let message = error
+                    .strip_prefix(&format!("{field}: "))
+                    .unwrap_or(&error)
+                    .to_string();
+                Self::Field { field, message }
+            }
+            (401, _) => Self::Unauthorized(error),
+            (403, _) => Self::Forbidden(error),
+            (404, _) => Self::NotFound(error),
+            (409, _) => Self::Busy(error),
+            (429, _) => Self::TooMany(error),
+            (500, _) => Self::Failed(error),
+            (other, _) => return Err(format!("an error with status {other}: {error}")),
+        })
+    }
+}
+
 impl FromServerFnError for ApiError {
     type Encoder = JsonEncoding;
 
+    /// Arguments that do not parse (`limit=abc`, a duplicated `lab=`) are bad input: 400,
+    /// naming the argument when the parser does.
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        Self::Failed(value.to_string())
+        match value {
+            ServerFnErrorErr::Args(e)
+            | ServerFnErrorErr::Deserialization(e)
+            | ServerFnErrorErr::MissingArg(e) => {
+                let named = e.split('`').nth(1).filter(|n| {
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                });
+                Self::field(named.unwrap_or("arguments"), e.clone())
+            }
+            other => Self::Failed(other.to_string()),
+        }
     }
 }
 
@@ -234,6 +295,23 @@ fn refused_with_status<T>(answer: Result<T, ApiError>) -> Result<T, ApiError> {
     answer
 }
 
+/// Runs a server function's work, a panic in it becoming an error: the page rendering it shows
+/// that error instead of waiting forever for a value that never comes.
+#[cfg(feature = "ssr")]
+async fn guarded<T>(
+    work: impl std::future::Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    use futures::FutureExt;
+    std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            Err(ApiError::Failed(
+                "the server failed to answer (an internal error, logged); other pages work".into(),
+            ))
+        })
+}
+
 /// A checkbox's value: present (any value) when ticked.
 #[cfg(feature = "ssr")]
 fn ticked(value: &Option<String>) -> bool {
@@ -242,35 +320,50 @@ fn ticked(value: &Option<String>) -> bool {
 
 #[server(prefix = "/fn", endpoint = "session")]
 pub async fn get_session() -> Result<SessionView, ApiError> {
-    let (server, headers) = server()?;
-    Ok(server.session(&headers).await)
+    guarded(async move {
+        let (server, headers) = server()?;
+        Ok(server.session(&headers).await)
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "labs")]
 pub async fn get_labs() -> Result<Vec<LabSummary>, ApiError> {
-    let (server, headers) = server()?;
-    server.labs(&headers).await
+    guarded(async move {
+        let (server, headers) = server()?;
+        server.labs(&headers).await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "create_lab")]
 pub async fn create_lab(name: String, csrf: Option<String>) -> Result<NewToken, ApiError> {
-    let (server, headers) = server()?;
-    let answer = server
-        .create_lab(&headers, name.trim(), csrf.as_deref())
-        .await;
-    refused_with_status(answer)
+    guarded(async move {
+        let (server, headers) = server()?;
+        let answer = server
+            .create_lab(&headers, name.trim(), csrf.as_deref())
+            .await;
+        refused_with_status(answer)
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "viewer_token")]
 pub async fn make_viewer_token(lab: String, csrf: Option<String>) -> Result<NewToken, ApiError> {
-    let (server, headers) = server()?;
-    let answer = server.viewer_token(&headers, &lab, csrf.as_deref()).await;
-    refused_with_status(answer)
+    guarded(async move {
+        let (server, headers) = server()?;
+        let answer = server.viewer_token(&headers, &lab, csrf.as_deref()).await;
+        refused_with_status(answer)
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "freshness")]
 pub async fn get_freshness(lab: String) -> Result<Freshness, ApiError> {
-    open(&lab, Access::Public, &None).await?.freshness().await
+    guarded(async move {
+        open(&lab, Access::Public, &None).await?.freshness().await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "runs")]
@@ -279,28 +372,40 @@ pub async fn get_runs(
     before: Option<i64>,
     limit: Option<i64>,
 ) -> Result<RunsPage, ApiError> {
-    open(&lab, Access::Read, &None)
-        .await?
-        .runs(before, limit.unwrap_or(50))
-        .await
+    guarded(async move {
+        open(&lab, Access::Read, &None)
+            .await?
+            .runs(before, limit.unwrap_or(50))
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "run")]
 pub async fn get_run(lab: String, id: i64) -> Result<RunDetail, ApiError> {
-    open(&lab, Access::Read, &None).await?.run(id).await
+    guarded(async move {
+        open(&lab, Access::Read, &None).await?.run(id).await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "start_run")]
 pub async fn start_run(lab: String, csrf: Option<String>) -> Result<RunStarted, ApiError> {
-    open(&lab, Access::Write, &csrf)
-        .await?
-        .start_run("button", false)
-        .await
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .start_run("button", false)
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "hours")]
 pub async fn get_hours(lab: String) -> Result<Vec<HourRow>, ApiError> {
-    open(&lab, Access::Public, &None).await?.hours().await
+    guarded(async move {
+        open(&lab, Access::Public, &None).await?.hours().await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "produce")]
@@ -310,10 +415,13 @@ pub async fn produce_event(
     event: EventForm,
     and_run: Option<String>,
 ) -> Result<Sent, ApiError> {
-    open(&lab, Access::Write, &csrf)
-        .await?
-        .produce_event(event, "form", ticked(&and_run))
-        .await
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .produce_event(event, "form", ticked(&and_run))
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_batch")]
@@ -323,10 +431,13 @@ pub async fn send_batch(
     batch: String,
     and_run: Option<String>,
 ) -> Result<Sent, ApiError> {
-    open(&lab, Access::Write, &csrf)
-        .await?
-        .produce_batch("course", &batch, ticked(&and_run))
-        .await
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .produce_batch("course", &batch, ticked(&and_run))
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "send_again")]
@@ -336,20 +447,29 @@ pub async fn send_again(
     id: i64,
     and_run: Option<String>,
 ) -> Result<Sent, ApiError> {
-    open(&lab, Access::Write, &csrf)
-        .await?
-        .send_again(id, ticked(&and_run))
-        .await
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .send_again(id, ticked(&and_run))
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "produce_page")]
 pub async fn get_produce_page(lab: String) -> Result<ProducePage, ApiError> {
-    open(&lab, Access::Read, &None).await?.produce_page().await
+    guarded(async move {
+        open(&lab, Access::Read, &None).await?.produce_page().await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "topic")]
 pub async fn get_topic(lab: String) -> Result<TopicView, ApiError> {
-    open(&lab, Access::Read, &None).await?.topic().await
+    guarded(async move {
+        open(&lab, Access::Read, &None).await?.topic().await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "table")]
@@ -358,20 +478,29 @@ pub async fn get_table(
     name: String,
     version: Option<i64>,
 ) -> Result<TableView, ApiError> {
-    open(&lab, Access::Read, &None)
-        .await?
-        .table(&name, version)
-        .await
+    guarded(async move {
+        open(&lab, Access::Read, &None)
+            .await?
+            .table(&name, version)
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "pipeline")]
 pub async fn get_pipeline(lab: String) -> Result<PipelineView, ApiError> {
-    open(&lab, Access::Read, &None).await?.pipeline().await
+    guarded(async move {
+        open(&lab, Access::Read, &None).await?.pipeline().await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "settings")]
 pub async fn get_settings(lab: String) -> Result<Settings, ApiError> {
-    open(&lab, Access::Read, &None).await?.settings().await
+    guarded(async move {
+        open(&lab, Access::Read, &None).await?.settings().await
+    })
+    .await
 }
 
 /// The settings form: an empty schedule turns the schedule off.
@@ -383,18 +512,21 @@ pub async fn save_settings(
     dedup: Option<String>,
     public: Option<String>,
 ) -> Result<Settings, ApiError> {
-    let lab = open(&lab, Access::Write, &csrf).await?;
-    let schedule = match schedule_seconds.trim() {
-        "" | "0" => None,
-        text => Some(text.parse::<u64>().map_err(|_| {
-            ApiError::field(
-                "schedule_seconds",
-                "a whole number of seconds, or empty for no schedule",
-            )
-        })?),
-    };
-    lab.update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
-        .await
+    guarded(async move {
+        let lab = open(&lab, Access::Write, &csrf).await?;
+        let schedule = match schedule_seconds.trim() {
+            "" | "0" => None,
+            text => Some(text.parse::<u64>().map_err(|_| {
+                ApiError::field(
+                    "schedule_seconds",
+                    "a whole number of seconds, or empty for no schedule",
+                )
+            })?),
+        };
+        lab.update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
+            .await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "reset")]
@@ -403,12 +535,15 @@ pub async fn reset_lab(
     csrf: Option<String>,
     confirm: Option<String>,
 ) -> Result<Settings, ApiError> {
-    let lab = open(&lab, Access::Write, &csrf).await?;
-    if !ticked(&confirm) {
-        return Err(ApiError::field(
-            "confirm",
-            "tick the box to confirm: a reset deletes the topic and the tables",
-        ));
-    }
-    lab.reset().await
+    guarded(async move {
+        let lab = open(&lab, Access::Write, &csrf).await?;
+        if !ticked(&confirm) {
+            return Err(ApiError::field(
+                "confirm",
+                "tick the box to confirm: a reset deletes the topic and the tables",
+            ));
+        }
+        lab.reset().await
+    })
+    .await
 }

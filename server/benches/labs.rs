@@ -1,8 +1,9 @@
 //! The shared lab under load (`make bench`; never part of the tests): 200 readers at once on the
 //! dashboard's pages and JSON API while learners send and run in 3 labs, over a real socket,
-//! with tokens. Reports p50/p99 latency by kind of read and fails on any error answer.
+//! with tokens; then 100 senders at once, each sending one event at a time (the server's one
+//! shared Kafka producer). Reports p50/p99 latency by kind of request and fails on any error.
 //!
-//!     cargo bench -p reckon --bench labs -- [--readers 200] [--seconds 30] [--labs 3]
+//!     cargo bench -p reckon --bench labs -- [--readers 200] [--seconds 30] [--labs 3] [--senders 100]
 //!
 //! Writes `bench/results.md`'s labs-load section and `bench/labs_load.json`.
 
@@ -22,6 +23,7 @@ struct Args {
     readers: usize,
     seconds: u64,
     labs: usize,
+    senders: usize,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -29,6 +31,7 @@ fn args() -> anyhow::Result<Args> {
         readers: 200,
         seconds: 30,
         labs: 3,
+        senders: 100,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -42,6 +45,7 @@ fn args() -> anyhow::Result<Args> {
             "--readers" => args.readers = number("--readers")?,
             "--seconds" => args.seconds = number("--seconds")? as u64,
             "--labs" => args.labs = number("--labs")?,
+            "--senders" => args.senders = number("--senders")?,
             "--bench" => {}
             other => anyhow::bail!("unknown argument {other:?}"),
         }
@@ -108,7 +112,18 @@ async fn main() -> anyhow::Result<()> {
     )
     .await?;
     let site = tempfile::tempdir()?;
-    let state = reckon::http::AppState::new(labs, site.path().to_path_buf());
+    // The engine's speed is measured, not the limits a server puts on one client.
+    let unlimited = reckon::limit::Rate {
+        burst: 1_000_000,
+        per_second: 1_000_000.0,
+    };
+    let state = reckon::http::AppState::new(labs, site.path().to_path_buf()).with_rates(
+        reckon::http::Rates {
+            sends: unlimited,
+            writes: unlimited,
+            ..Default::default()
+        },
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -215,6 +230,47 @@ async fn main() -> anyhow::Result<()> {
     for writer in writers {
         runs += writer.await?;
     }
+
+    // Senders: one event each at a time, back to back, all labs at once.
+    let send_until = Instant::now() + Duration::from_secs(args.seconds.min(10));
+    let send_started = Instant::now();
+    let senders: Vec<_> = (0..args.senders)
+        .map(|sender| {
+            let (client, base) = (client.clone(), base.clone());
+            let (samples, errors) = (samples.clone(), errors.clone());
+            let (name, token) = learners[sender % learners.len()].clone();
+            tokio::spawn(async move {
+                let mut order = 0;
+                while Instant::now() < send_until {
+                    order += 1;
+                    let event = json!({"order_id": sender * 100_000 + order, "customer_id": "L",
+                        "status": "placed", "amount": "1.00",
+                        "event_time": "2026-10-01T09:00:00Z"});
+                    let url = format!("{base}/api/labs/{name}/produce");
+                    let asked = Instant::now();
+                    let answer = client
+                        .post(&url)
+                        .bearer_auth(&token)
+                        .header("content-type", "application/json")
+                        .body(event.to_string())
+                        .send()
+                        .await;
+                    let took = asked.elapsed();
+                    match answer {
+                        Ok(r) if r.status().is_success() => {
+                            samples.lock().await.push(Sample { kind: "send", took })
+                        }
+                        Ok(r) => errors.lock().await.push(format!("POST {url}: {}", r.status())),
+                        Err(e) => errors.lock().await.push(format!("POST {url}: {e}")),
+                    }
+                }
+            })
+        })
+        .collect();
+    for sender in senders {
+        sender.await?;
+    }
+    let send_seconds = send_started.elapsed().as_secs_f64();
     let _ = stop.send(());
     server.await??;
     if started_broker {
@@ -228,10 +284,10 @@ async fn main() -> anyhow::Result<()> {
         "{} readers for {} s while learners sent and ran in {} labs ({runs} runs):",
         args.readers, args.seconds, args.labs
     );
-    for kind in ["page", "api", "all"] {
+    for kind in ["page", "api", "all", "send"] {
         let mut times: Vec<Duration> = samples
             .iter()
-            .filter(|s| kind == "all" || s.kind == kind)
+            .filter(|s| s.kind == kind || (kind == "all" && s.kind != "send"))
             .map(|s| s.took)
             .collect();
         times.sort();
@@ -251,7 +307,11 @@ async fn main() -> anyhow::Result<()> {
         "seconds": args.seconds,
         "labs": args.labs,
         "runs": runs,
-        "reads_per_second": samples.len() as f64 / args.seconds as f64,
+        "reads_per_second": samples.iter().filter(|s| s.kind != "send").count() as f64
+            / args.seconds as f64,
+        "senders": args.senders,
+        "sends_per_second": samples.iter().filter(|s| s.kind == "send").count() as f64
+            / send_seconds,
         "errors": errors.len(),
         "latency": figures,
     });
@@ -284,7 +344,10 @@ fn record(result: &Value) -> anyhow::Result<()> {
     let section = format!(
         "{START}\n{} readers for {} s over a real socket, with viewer tokens, while the learners of {} labs \
          sent the course's batches and ran after each ({} runs). Error answers: {}.\n\n\
-         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}{END}",
+         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}\n\
+         Then {} senders at once, each sending one event at a time to its lab's API (one shared \
+         Kafka producer in the server): {:.0} sends a second.\n\n\
+         | sends | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{END}",
         result["readers"],
         result["seconds"],
         result["labs"],
@@ -293,6 +356,9 @@ fn record(result: &Value) -> anyhow::Result<()> {
         row("page"),
         row("api"),
         row("all"),
+        result["senders"],
+        result["sends_per_second"].as_f64().unwrap_or(0.0),
+        row("send"),
     );
     let path = bench.join("results.md");
     let text = std::fs::read_to_string(&path)?;

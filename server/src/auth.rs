@@ -15,6 +15,7 @@ use password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use tokio::sync::Semaphore;
 
 use crate::history::{History, StoredToken};
+use crate::limit::{Limit, Rate};
 
 /// The cookie holding a browser's session id (HttpOnly, SameSite=Strict).
 pub const SESSION_COOKIE: &str = "reckon_session";
@@ -160,7 +161,7 @@ fn verify_secret(secret: &str, hash: &str) -> bool {
 }
 
 /// Makes a token for `role` (`learner` or `viewer`): `<id>.<secret>`, 64 random bits of id and
-/// 192 of secret.
+/// 192 of secret. Hashing costs a core for ~20 ms: call it off the async workers.
 pub fn make_token(role: &str) -> Result<MadeToken, ApiError> {
     let (id, secret) = (random_hex(8)?, random_hex(24)?);
     let hash = hash_secret(&secret)?;
@@ -176,12 +177,27 @@ pub fn make_token(role: &str) -> Result<MadeToken, ApiError> {
 
 struct Session {
     who: Who,
+    /// The token signed in with (its BLAKE2 digest): each token's sessions are bounded apart.
+    credential: [u8; 32],
     csrf: String,
     started: Instant,
 }
 
-/// Browser sessions kept at most: past it, the oldest are signed out.
-const MAX_SESSIONS: usize = 10_000;
+/// Browser sessions one token may have: past it, that token's oldest is signed out, never
+/// another token's.
+const SESSIONS_PER_TOKEN: usize = 32;
+/// Browser sessions kept at most: past it, new sign-ins are refused until sessions end.
+const MAX_SESSIONS: usize = 100_000;
+/// Argon2 verifications of one token id's secret: guesses of a known id cost a core each.
+const VERIFICATIONS_PER_ID: Rate = Rate {
+    burst: 5,
+    per_second: 0.2,
+};
+/// Tokens one lab may mint: each costs an argon2 hash and a row.
+const MINTS_PER_LAB: Rate = Rate {
+    burst: 20,
+    per_second: 0.2,
+};
 
 fn digest(token: &str) -> [u8; 32] {
     Blake2s256::digest(token.as_bytes()).into()
@@ -196,8 +212,12 @@ pub struct Auth {
     /// Tokens verified so far, by BLAKE2 digest.
     verified: Mutex<HashMap<[u8; 32], Who>>,
     sessions: Mutex<HashMap<String, Session>>,
-    /// Argon2 verifications at once: each takes ~19 MiB and a core for ~20 ms.
-    verifying: Semaphore,
+    /// Argon2 hashes and verifications at once: each takes ~19 MiB and a core for ~20 ms.
+    hashing: Semaphore,
+    /// Verifications per token id.
+    verifications: Limit,
+    /// Tokens minted per lab.
+    mints: Limit,
 }
 
 impl Auth {
@@ -207,7 +227,9 @@ impl Auth {
             history,
             verified: Mutex::default(),
             sessions: Mutex::default(),
-            verifying: Semaphore::new(2),
+            hashing: Semaphore::new(2),
+            verifications: Limit::new(VERIFICATIONS_PER_ID),
+            mints: Limit::new(MINTS_PER_LAB),
         })
     }
 
@@ -216,43 +238,66 @@ impl Auth {
         self.instructor.is_some()
     }
 
-    /// Who a token belongs to (`Anonymous` if nobody's).
-    pub async fn who(&self, token: &str) -> Who {
+    /// Who a token belongs to (`Anonymous` if nobody's); too many tries of one token id's
+    /// secret answer [`ApiError::TooMany`].
+    pub async fn who(&self, token: &str) -> Result<Who, ApiError> {
         if !self.enabled() {
-            return Who::Local;
+            return Ok(Who::Local);
         }
         let digest = digest(token);
         if self.instructor == Some(digest) {
-            return Who::Instructor;
+            return Ok(Who::Instructor);
         }
         if let Some(who) = lock(&self.verified).get(&digest) {
-            return who.clone();
+            return Ok(who.clone());
         }
-        let who = self.verify(token).await;
+        let who = self.verify(token).await?;
         if who != Who::Anonymous {
             lock(&self.verified).insert(digest, who.clone());
         }
-        who
+        Ok(who)
     }
 
-    /// A lab token, by its id's stored hash. A token whose id is unknown costs no argon2.
-    async fn verify(&self, token: &str) -> Who {
+    /// A key for the client sending these headers if it proved who it is (a token this server
+    /// verified, or a live session); `None` otherwise. Costs no lookup and no hash.
+    pub fn known_client(&self, headers: &http::HeaderMap) -> Option<Vec<u8>> {
+        if let Some(token) = bearer(headers) {
+            let digest = digest(token);
+            let known =
+                self.instructor == Some(digest) || lock(&self.verified).contains_key(&digest);
+            return known.then(|| digest.to_vec());
+        }
+        let id = cookie(headers, SESSION_COOKIE)?;
+        let sessions = lock(&self.sessions);
+        let session = sessions.get(id)?;
+        (session.started.elapsed() < SESSION_LIFETIME).then(|| digest(id).to_vec())
+    }
+
+    /// A lab token, by its id's stored hash. A token whose id is unknown costs no argon2; one
+    /// whose id is known costs one, a few times per id and minute at most.
+    async fn verify(&self, token: &str) -> Result<Who, ApiError> {
         let Some((id, secret)) = token.split_once('.') else {
-            return Who::Anonymous;
+            return Ok(Who::Anonymous);
         };
         let stored = match self.history.token(id).await {
             Ok(Some(stored)) => stored,
-            Ok(None) => return Who::Anonymous,
+            Ok(None) => return Ok(Who::Anonymous),
             Err(e) => {
                 tracing::warn!("reading a token from the history: {e}");
-                return Who::Anonymous;
+                return Ok(Who::Anonymous);
             }
         };
-        let Ok(_permit) = self.verifying.acquire().await else {
-            return Who::Anonymous;
+        if let Err(wait) = self.verifications.take(&[id.as_bytes()]) {
+            return Err(ApiError::TooMany(format!(
+                "too many tries of token {id}; try again in {} s",
+                wait.as_secs().max(1)
+            )));
+        }
+        let Ok(_permit) = self.hashing.acquire().await else {
+            return Ok(Who::Anonymous);
         };
         let secret = secret.to_string();
-        tokio::task::spawn_blocking(move || {
+        Ok(tokio::task::spawn_blocking(move || {
             let (lab, stored) = stored;
             match (verify_secret(&secret, &stored.hash), stored.role.as_str()) {
                 (false, _) => Who::Anonymous,
@@ -261,56 +306,90 @@ impl Auth {
             }
         })
         .await
-        .unwrap_or(Who::Anonymous)
+        .unwrap_or(Who::Anonymous))
+    }
+
+    /// Makes a token of `role` for lab `lab`, hashed off the async workers; at most a few per
+    /// lab and minute after a first handful.
+    pub async fn mint(&self, lab: &str, role: &'static str) -> Result<MadeToken, ApiError> {
+        if let Err(wait) = self.mints.take(&[lab.as_bytes()]) {
+            return Err(ApiError::TooMany(format!(
+                "too many tokens made for lab {lab}; try again in {} s",
+                wait.as_secs().max(1)
+            )));
+        }
+        let _permit = self
+            .hashing
+            .acquire()
+            .await
+            .map_err(|_| ApiError::Failed("the server is stopping".into()))?;
+        tokio::task::spawn_blocking(move || make_token(role))
+            .await
+            .map_err(|e| ApiError::Failed(format!("making a token: {e}")))?
     }
 
     /// Who sent a request: its bearer token, else its session cookie.
-    pub async fn caller(&self, headers: &http::HeaderMap) -> Caller {
+    pub async fn caller(&self, headers: &http::HeaderMap) -> Result<Caller, ApiError> {
         if !self.enabled() {
-            return Caller {
+            return Ok(Caller {
                 who: Who::Local,
                 csrf: None,
-            };
+            });
         }
         if let Some(token) = bearer(headers) {
-            return Caller {
-                who: self.who(token).await,
+            return Ok(Caller {
+                who: self.who(token).await?,
                 csrf: None,
-            };
+            });
         }
         if let Some(id) = cookie(headers, SESSION_COOKIE) {
             let mut sessions = lock(&self.sessions);
             sessions.retain(|_, s| s.started.elapsed() < SESSION_LIFETIME);
             if let Some(session) = sessions.get(id) {
-                return Caller {
+                return Ok(Caller {
                     who: session.who.clone(),
                     csrf: Some(session.csrf.clone()),
-                };
+                });
             }
         }
-        Caller {
+        Ok(Caller {
             who: Who::Anonymous,
             csrf: None,
-        }
+        })
     }
 
-    /// Starts a browser session for `who`; returns its id (the cookie's value).
-    pub fn start_session(&self, who: Who) -> Result<String, ApiError> {
+    /// Starts a browser session for `who`, signed in with `token`; returns its id (the cookie's
+    /// value). A token's sessions beyond [`SESSIONS_PER_TOKEN`] sign out its own oldest.
+    pub fn start_session(&self, who: Who, token: &str) -> Result<String, ApiError> {
+        let credential = digest(token);
         let id = random_hex(32)?;
         let session = Session {
             who,
+            credential,
             csrf: random_hex(32)?,
             started: Instant::now(),
         };
         let mut sessions = lock(&self.sessions);
         sessions.retain(|_, s| s.started.elapsed() < SESSION_LIFETIME);
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions
+        let mut own: Vec<(&String, Instant)> = sessions
+            .iter()
+            .filter(|(_, s)| s.credential == credential)
+            .map(|(id, s)| (id, s.started))
+            .collect();
+        if own.len() >= SESSIONS_PER_TOKEN {
+            own.sort_by_key(|(_, started)| *started);
+            let oldest: Vec<String> = own[..=own.len() - SESSIONS_PER_TOKEN]
                 .iter()
-                .min_by_key(|(_, s)| s.started)
-                .map(|(id, _)| id.clone())
-        {
-            sessions.remove(&oldest);
+                .map(|(id, _)| (*id).clone())
+                .collect();
+            for id in oldest {
+                sessions.remove(&id);
+            }
+        }
+        if sessions.len() >= MAX_SESSIONS {
+            return Err(ApiError::TooMany(
+                "too many browsers are signed in; try again when some sign out".into(),
+            ));
         }
         sessions.insert(id.clone(), session);
         Ok(id)

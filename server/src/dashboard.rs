@@ -446,7 +446,8 @@ impl Backend for Dashboard {
             .await
             .map_err(failed)?
             .unwrap_or(1000)
-            + 1;
+            // Any whole number is an order id: the largest one has no next, and is offered again.
+            .saturating_add(1);
         let watermark = GoldState::committed(&self.lab)
             .await
             .map_err(failed)?

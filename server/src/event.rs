@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Utc};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::Value;
@@ -147,8 +147,37 @@ fn amount(value: Value) -> Result<i128, InvalidEvent> {
     parse_cents(digits.trim()).map_err(|r| invalid("amount", r))
 }
 
+/// Whether `text` is a plain decimal: digits, an optional fraction, an optional exponent
+/// (`18.50`, `25`, `2.5e1`). Nothing else: no sign, no `_` separators, no spaces inside, as
+/// `rust_decimal` alone would accept (`"1__0.5_0"` is not 10.50).
+fn is_plain_decimal(text: &str) -> bool {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
+        None => (text, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    text.len() <= 64
+        && digits(whole)
+        && fraction.is_none_or(digits)
+        && exponent.is_none_or(|e| digits(e) && e.len() <= 3)
+}
+
 /// Parses a decimal amount into cents; refuses more than 2 places rather than rounding money.
 pub fn parse_cents(text: &str) -> Result<i128, String> {
+    if let Some(positive) = text.strip_prefix('-')
+        && is_plain_decimal(positive)
+    {
+        return Err(format!("{text} is negative"));
+    }
+    if !is_plain_decimal(text) {
+        return Err(format!(
+            "{text:?} is not a plain decimal number (digits, an optional fraction such as 18.50)"
+        ));
+    }
     let parsed = if text.contains(['e', 'E']) {
         Decimal::from_scientific(text)
     } else {
@@ -170,11 +199,24 @@ pub fn parse_cents(text: &str) -> Result<i128, String> {
     Ok(cents)
 }
 
-/// Parses an RFC 3339 timestamp into microseconds since the epoch, UTC.
+/// The event times Reckon accepts, in UTC: the tables, the check and the pages can all hold and
+/// print these (DataFusion's timestamps stop short of year 0; RFC 3339 at year 9999).
+const FIRST_YEAR: i32 = 1970;
+const LAST_YEAR: i32 = 9999;
+
+/// Parses an RFC 3339 timestamp into microseconds since the epoch, UTC; refuses a time outside
+/// the years 1970 to 9999 once its offset is applied.
 pub fn parse_time(text: &str) -> Result<i64, String> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc).timestamp_micros())
-        .map_err(|e| format!("{text:?} is not an RFC 3339 timestamp ({e})"))
+    let utc = DateTime::parse_from_rfc3339(text)
+        .map_err(|e| format!("{text:?} is not an RFC 3339 timestamp ({e})"))?
+        .with_timezone(&Utc);
+    if !(FIRST_YEAR..=LAST_YEAR).contains(&utc.year()) {
+        return Err(format!(
+            "{text:?} is {} in UTC, outside the years {FIRST_YEAR} to {LAST_YEAR}",
+            utc.to_rfc3339_opts(SecondsFormat::Secs, true)
+        ));
+    }
+    Ok(utc.timestamp_micros())
 }
 
 /// Cents as money text with 2 places: `6850` -> `"68.50"`.
@@ -268,6 +310,35 @@ mod tests {
         }
         let err = OrderEvent::parse(&[0xff, 0xfe]).unwrap_err();
         assert_eq!(err.reason, "not UTF-8 text");
+    }
+
+    #[test]
+    fn times_outside_1970_to_9999_in_utc_are_refused() {
+        for text in [
+            "0000-01-01T00:00:00Z",
+            "0000-01-01T00:00:00+23:59",
+            "9999-12-31T23:59:59-23:59",
+            "1969-12-31T23:59:59Z",
+            "1970-01-01T00:30:00+01:00",
+        ] {
+            let err = parse_time(text).unwrap_err();
+            assert!(err.contains("outside the years"), "{text}: {err}");
+        }
+        for text in ["1970-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "9999-12-31T23:59:59+05:00"] {
+            let micros = parse_time(text).unwrap();
+            assert_eq!(parse_time(&format_micros(micros)), Ok(micros), "{text}");
+        }
+    }
+
+    #[test]
+    fn amounts_are_plain_decimals_only() {
+        for text in ["1__0.5_0", "1_0", "+5", "1.", ".5", "1e", "1e1000", "0x10", "1 0", "NaN", "", "-"] {
+            assert!(parse_cents(text).is_err(), "{text}");
+        }
+        assert!(parse_cents("-3").unwrap_err().contains("negative"));
+        assert_eq!(parse_cents("10.50").unwrap(), 1050);
+        assert_eq!(parse_cents("7").unwrap(), 700);
+        assert_eq!(parse_cents("1E2").unwrap(), 10000);
     }
 
     #[test]

@@ -76,6 +76,13 @@ impl History {
         Ok(Self { pool })
     }
 
+    /// A write transaction that takes SQLite's write lock at once (`BEGIN IMMEDIATE`): a deferred
+    /// one that reads first would fail with "database is locked" when another writer came
+    /// between its read and its write, instead of waiting its turn.
+    async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await
+    }
+
     /// Resets of the lab so far.
     async fn generation(&self, lab: &str) -> Result<i64, HistoryError> {
         Ok(sqlx::query("SELECT count(*) FROM resets WHERE lab = ?")
@@ -108,7 +115,7 @@ impl History {
         report: Option<&Report>,
         error: Option<&str>,
     ) -> Result<(), HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write().await?;
         for run in streams {
             sqlx::query(
                 "INSERT INTO stream_runs (run_id, stream, rows_read, rows_written, rows_late, rows_duplicate, \
@@ -177,7 +184,7 @@ impl History {
         events: &[OrderEvent],
         sent: &[Sent],
     ) -> Result<(), HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write().await?;
         let at = now();
         for (event, sent) in events.iter().zip(sent) {
             sqlx::query(
@@ -230,7 +237,7 @@ impl History {
         name: &str,
         learner: &StoredToken,
     ) -> Result<bool, HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write().await?;
         let created = sqlx::query("INSERT OR IGNORE INTO labs (name, created_at) VALUES (?, ?)")
             .bind(name)
             .bind(now())
@@ -253,7 +260,7 @@ impl History {
     /// Forgets a lab: its row, its tokens and every history row of it (runs, findings, sends,
     /// resets), so a new lab of the same name starts clean.
     pub async fn delete_lab(&self, name: &str) -> Result<(), HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write().await?;
         for statement in [
             "DELETE FROM stream_runs WHERE run_id IN (SELECT id FROM runs WHERE lab = ?)",
             "DELETE FROM check_findings WHERE run_id IN (SELECT id FROM runs WHERE lab = ?)",
@@ -294,7 +301,7 @@ impl History {
 
     /// Adds a token to a lab that exists (`default` always does); `false` if the lab is gone.
     pub async fn add_token(&self, lab: &str, token: &StoredToken) -> Result<bool, HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write().await?;
         let exists = lab == DEFAULT_LAB
             || sqlx::query("SELECT 1 FROM labs WHERE name = ?")
                 .bind(lab)

@@ -282,6 +282,25 @@ impl Kafka {
     }
 }
 
+/// One connection and one producer for a whole server, made at its first send: every send of
+/// every lab goes through them (a producer per send costs a connection and about a second).
+#[derive(Default)]
+pub struct SharedClients {
+    clients: tokio::sync::OnceCell<(Kafka, Producer)>,
+}
+
+impl SharedClients {
+    /// The shared connection and producer, made by `connect` the first time.
+    pub async fn get<E, F, Connecting>(&self, connect: F) -> Result<(&Kafka, &Producer), E>
+    where
+        F: FnOnce() -> Connecting,
+        Connecting: std::future::Future<Output = Result<(Kafka, Producer), E>>,
+    {
+        let (kafka, producer) = self.clients.get_or_try_init(connect).await?;
+        Ok((kafka, producer))
+    }
+}
+
 /// The producer every send goes through.
 pub struct Producer {
     inner: FutureProducer,

@@ -11,7 +11,7 @@ use crate::check::{self, CheckError, Report};
 use crate::config::Config;
 use crate::event::OrderEvent;
 use crate::history::{History, HistoryError};
-use crate::kafka::{Kafka, KafkaError, Sent};
+use crate::kafka::{Kafka, KafkaError, Producer, Sent, SharedClients};
 use crate::scenario::{Scenario, ScenarioError, Step};
 use crate::streams::{self, StreamError, StreamRun};
 use crate::tables::{TableError, Tables};
@@ -72,6 +72,8 @@ pub struct Lab {
     /// Set when the server deletes the lab: a run or send already under way stops at the lock
     /// (or before sending) instead of bringing back its folder, topic or history.
     retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The server's one Kafka connection and producer for sends; `None`: each send connects.
+    shared: Option<std::sync::Arc<SharedClients>>,
 }
 
 /// Held while a run changes the lab; released when dropped (or when the process dies).
@@ -89,6 +91,7 @@ impl Lab {
             history: None,
             started_by: "cli",
             retired: Default::default(),
+            shared: None,
         }
     }
 
@@ -103,6 +106,14 @@ impl Lab {
         Self {
             history: Some(history),
             ..Self::new(config)
+        }
+    }
+
+    /// The same lab, sending through the server's shared Kafka clients.
+    pub fn sharing(self, shared: std::sync::Arc<SharedClients>) -> Self {
+        Self {
+            shared: Some(shared),
+            ..self
         }
     }
 
@@ -190,6 +201,12 @@ impl Lab {
 
     /// Connects to the lab's Kafka, starting the local broker if it is the one and nothing answers.
     pub async fn kafka(&self) -> Result<Kafka, LabError> {
+        self.ensure_broker().await?;
+        Ok(Kafka::new(&self.config.bootstrap_servers())?)
+    }
+
+    /// Starts the local broker if it is the lab's and nothing answers.
+    async fn ensure_broker(&self) -> Result<(), LabError> {
         if self.config.uses_local_broker()
             && !self.config.local_broker.answers()
             && let Started::Now { pid } = self.config.local_broker.start().await?
@@ -199,7 +216,7 @@ impl Lab {
                 self.config.local_broker.port
             );
         }
-        Ok(Kafka::new(&self.config.bootstrap_servers())?)
+        Ok(())
     }
 
     /// Takes the lab's lock, waiting up to `lock_wait` for a run that holds it.
@@ -333,13 +350,26 @@ impl Lab {
         events: &[OrderEvent],
         source: &str,
     ) -> Result<Vec<Sent>, LabError> {
-        let kafka = self.kafka().await?;
-        self.produce_with(&kafka, events, source).await
+        let Some(shared) = &self.shared else {
+            let kafka = self.kafka().await?;
+            let producer = kafka.producer()?;
+            return self.produce_with(&kafka, &producer, events, source).await;
+        };
+        self.ensure_broker().await?;
+        let (kafka, producer) = shared
+            .get(|| async {
+                let kafka = self.kafka().await?;
+                let producer = kafka.producer()?;
+                Ok::<_, LabError>((kafka, producer))
+            })
+            .await?;
+        self.produce_with(kafka, producer, events, source).await
     }
 
     async fn produce_with(
         &self,
         kafka: &Kafka,
+        producer: &Producer,
         events: &[OrderEvent],
         source: &str,
     ) -> Result<Vec<Sent>, LabError> {
@@ -347,7 +377,6 @@ impl Lab {
         kafka
             .ensure_topic(&self.config.topic, self.config.partitions)
             .await?;
-        let producer = kafka.producer()?;
         let messages: Vec<(String, String)> = events
             .iter()
             .map(|e| (e.order_id.to_string(), e.to_json()))
@@ -423,6 +452,7 @@ impl Lab {
         mut progress: impl FnMut(&str),
     ) -> Result<Report, LabError> {
         let kafka = self.kafka().await?;
+        let producer = kafka.producer()?;
         let _lock = self.lock()?;
         self.reset_locked(&kafka, force).await?;
         for step in &scenario.steps {
@@ -430,7 +460,7 @@ impl Lab {
                 Step::Send(batch) => {
                     let source = format!("scenario:{}:{batch}", scenario.name);
                     let sent = self
-                        .produce_with(&kafka, scenario.batch(batch)?, &source)
+                        .produce_with(&kafka, &producer, scenario.batch(batch)?, &source)
                         .await?;
                     progress(&format!("sent batch {batch}: {} events", sent.len()));
                 }

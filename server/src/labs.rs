@@ -15,6 +15,7 @@ use crate::config::{Config, DEFAULT_LAB, validate_lab_name};
 use crate::dashboard::{Dashboard, failed};
 use crate::freshness;
 use crate::history::History;
+use crate::kafka::SharedClients;
 use crate::lab::{Lab, LabError};
 
 /// How the server's labs are run and guarded.
@@ -59,6 +60,8 @@ pub struct Labs {
     scheduling: std::sync::atomic::AtomicBool,
     /// Held while a lab is made or deleted: one of those at a time, never interleaved.
     managing: tokio::sync::Mutex<()>,
+    /// One Kafka connection and producer for every lab's sends.
+    kafka: Arc<SharedClients>,
 }
 
 impl Labs {
@@ -70,6 +73,7 @@ impl Labs {
         let run_slots = Arc::new(Semaphore::new(config.max_runs.max(1)));
         let records = history.labs().await?;
         let public = |name: &str| records.iter().any(|r| r.name == name && r.public);
+        let kafka = Arc::new(SharedClients::default());
         let mut dashboards = BTreeMap::new();
         for name in std::iter::once(DEFAULT_LAB).chain(
             records
@@ -77,7 +81,7 @@ impl Labs {
                 .map(|r| r.name.as_str())
                 .filter(|n| *n != DEFAULT_LAB),
         ) {
-            let lab = Lab::with_history(root.for_lab(name), history.clone());
+            let lab = Lab::with_history(root.for_lab(name), history.clone()).sharing(kafka.clone());
             let dashboard = Dashboard::new(lab, run_slots.clone(), public(name));
             dashboards.insert(name.to_string(), dashboard);
         }
@@ -89,6 +93,7 @@ impl Labs {
             run_slots,
             scheduling: Default::default(),
             managing: Default::default(),
+            kafka,
         }))
     }
 
@@ -156,7 +161,7 @@ impl Labs {
         name: &str,
         access: Access,
     ) -> Result<Arc<Dashboard>, ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         self.allow(&caller, name, access, auth::csrf_header(headers))
     }
 
@@ -207,12 +212,16 @@ impl Server for Labs {
         access: Access,
         csrf: Option<&str>,
     ) -> Result<Arc<dyn Backend>, ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         Ok(self.allow(&caller, lab, access, csrf)?)
     }
 
     async fn session(&self, headers: &http::HeaderMap) -> SessionView {
-        let caller = self.auth.caller(headers).await;
+        // A caller refused for now (too many tries of its token) is shown as signed out.
+        let caller = self.auth.caller(headers).await.unwrap_or(Caller {
+            who: Who::Anonymous,
+            csrf: None,
+        });
         SessionView {
             auth: self.auth.enabled(),
             role: caller.who.role().into(),
@@ -227,7 +236,7 @@ impl Server for Labs {
     }
 
     async fn labs(&self, headers: &http::HeaderMap) -> Result<Vec<LabSummary>, ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         let visible = self.visible(&caller.who);
         if caller.who == Who::Anonymous && visible.is_empty() {
             caller.who.may(DEFAULT_LAB, Access::Read, false)?;
@@ -245,7 +254,7 @@ impl Server for Labs {
         name: &str,
         csrf: Option<&str>,
     ) -> Result<NewToken, ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         caller.may(name, Access::Manage, false, csrf)?;
         validate_lab_name(name).map_err(|e| {
             let message = e.strip_prefix("name: ").unwrap_or(&e).to_string();
@@ -256,7 +265,7 @@ impl Server for Labs {
         if self.get(name).is_some() {
             return Err(taken());
         }
-        let token = auth::make_token("learner")?;
+        let token = self.auth.mint(name, "learner").await?;
         let config = self.root.for_lab(name);
         // A folder of no lab is what a failed delete left: the new lab must not start on it.
         match std::fs::remove_dir_all(&config.data_dir) {
@@ -269,7 +278,7 @@ impl Server for Labs {
             _ => {}
         }
         // The topic first: a lab whose topic cannot be made is not made at all.
-        let lab = Lab::with_history(config, self.history.clone());
+        let lab = Lab::with_history(config, self.history.clone()).sharing(self.kafka.clone());
         let kafka = lab.kafka().await.map_err(failed)?;
         // A topic of that name holding events (another data folder's lab, on a shared broker)
         // would be read as this lab's: refused, never silently adopted nor deleted.
@@ -321,7 +330,7 @@ impl Server for Labs {
         name: &str,
         csrf: Option<&str>,
     ) -> Result<(), ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         if name == DEFAULT_LAB {
             caller.who.may(name, Access::Manage, false)?;
             return Err(ApiError::field(
@@ -371,9 +380,9 @@ impl Server for Labs {
         lab: &str,
         csrf: Option<&str>,
     ) -> Result<NewToken, ApiError> {
-        let caller = self.auth.caller(headers).await;
+        let caller = self.auth.caller(headers).await?;
         self.allow(&caller, lab, Access::Write, csrf)?;
-        let token = auth::make_token("viewer")?;
+        let token = self.auth.mint(lab, "viewer").await?;
         let added = self
             .history
             .add_token(lab, &token.stored)

@@ -14,6 +14,7 @@ pub mod history;
 pub mod http;
 pub mod kafka;
 pub mod lab;
+pub mod limit;
 pub mod labs;
 pub mod render;
 pub mod scenario;

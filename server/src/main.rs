@@ -394,9 +394,12 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
             }
-            let state = http::AppState::new(labs, site).with_produce_limit(http::ProduceLimit {
-                burst: produce_burst,
-                per_second: produce_rate,
+            let state = http::AppState::new(labs, site).with_rates(http::Rates {
+                sends: reckon::limit::Rate {
+                    burst: produce_burst,
+                    per_second: produce_rate,
+                },
+                ..Default::default()
             });
             http::serve(listener, state, http::shutdown_signal()).await?;
         }

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AppState;
 use crate::auth;
@@ -37,12 +37,7 @@ impl IntoResponse for Failure {
         if let ApiError::Failed(detail) = &self.0 {
             tracing::error!("API call failed: {detail}");
         }
-        let field = self.0.field_name().map(str::to_string);
-        let mut body = json!({ "error": self.0.to_string() });
-        if let Some(field) = field {
-            body["field"] = Value::String(field);
-        }
-        (status, Json(body)).into_response()
+        (status, Json(self.0)).into_response()
     }
 }
 
@@ -313,7 +308,8 @@ pub async fn viewer_token(
 }
 
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
-/// settings), until the server stops.
+/// settings), until the server stops or the caller may no longer read the lab (it went private,
+/// was deleted, or the caller's session ended): access is checked again before every message.
 pub async fn live(
     State(state): State<AppState>,
     params: Params,
@@ -322,34 +318,59 @@ pub async fn live(
     let receiver = open(&state, &headers, &params, Access::Public)
         .await?
         .subscribe();
-    let stopping = state.stopping.clone();
-    let stream = futures::stream::unfold(
-        (receiver, stopping),
-        |(mut receiver, mut stopping)| async move {
-            loop {
-                if *stopping.borrow() {
-                    return None;
-                }
-                let message = tokio::select! {
-                    message = receiver.recv() => message,
-                    changed = stopping.changed() => {
-                        if changed.is_err() {
-                            return None;
-                        }
-                        continue;
-                    }
-                };
-                let data = match message {
-                    Ok(data) => data,
-                    // Missed some: one message makes the page reload all the same.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        "{\"event\":\"lagged\"}".to_string()
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-                };
-                return Some((Ok(Event::default().data(data)), (receiver, stopping)));
-            }
-        },
-    );
+    let listener = Listener {
+        state,
+        headers,
+        params,
+        receiver,
+    };
+    let stream = futures::stream::unfold(listener, |mut listener| async move {
+        let data = listener.next().await?;
+        Some((Ok(Event::default().data(data)), listener))
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// One live subscription and what it needs to check its access again.
+struct Listener {
+    state: AppState,
+    headers: HeaderMap,
+    params: Params,
+    receiver: tokio::sync::broadcast::Receiver<String>,
+}
+
+impl Listener {
+    /// The next announcement, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<String> {
+        let mut stopping = self.state.stopping.clone();
+        loop {
+            if *stopping.borrow() {
+                return None;
+            }
+            let message = tokio::select! {
+                message = self.receiver.recv() => message,
+                changed = stopping.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            let data = match message {
+                Ok(data) => data,
+                // Missed some: one message makes the page reload all the same.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    "{\"event\":\"lagged\"}".to_string()
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            };
+            if open(&self.state, &self.headers, &self.params, Access::Public)
+                .await
+                .is_err()
+            {
+                return None;
+            }
+            return Some(data);
+        }
+    }
 }

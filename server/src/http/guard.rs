@@ -1,81 +1,89 @@
-//! What stands in front of the handlers: writes from other sites are refused, and sends (the API's
-//! produce and the produce forms) are rate limited per client and lab.
+//! What stands in front of every handler, whatever router registered it (the JSON API, the
+//! sign-in form, the server functions Leptos routes itself): writes from other sites are refused;
+//! every write is rate limited per client, sends also per lab, sign-ins and unverified tokens per
+//! address; and a server function's refusal answers with its status (400, 401, 403, 404, 429).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::Instant;
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use app::api::ApiError;
-use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use blake2::{Blake2s256, Digest};
 
 use super::AppState;
 use super::api::Failure;
 use crate::auth;
 use crate::config::DEFAULT_LAB;
+use crate::limit::{Limit, Rate};
 
-/// How many sends a client may make to a lab: `burst` at once, then `per_second`.
+/// The rates every write is held to.
 #[derive(Debug, Clone, Copy)]
-pub struct ProduceLimit {
-    pub burst: u32,
-    pub per_second: f64,
+pub struct Rates {
+    /// Sends (the API's produce, the produce forms) per client and lab.
+    pub sends: Rate,
+    /// Any write per client (its verified token or session, else its address).
+    pub writes: Rate,
+    /// Sign-in attempts per address.
+    pub sign_ins: Rate,
+    /// Requests with a token this server has not verified yet, per address: guesses of the
+    /// instructor's or a lab's token are slowed, and each lab token guessed costs an argon2.
+    pub guesses: Rate,
 }
 
-impl Default for ProduceLimit {
+impl Default for Rates {
     /// Generous for a person clicking and for the course's scripts; a runaway loop is slowed.
     fn default() -> Self {
         Self {
-            burst: 50,
-            per_second: 20.0,
+            sends: Rate {
+                burst: 50,
+                per_second: 20.0,
+            },
+            writes: Rate {
+                burst: 120,
+                per_second: 20.0,
+            },
+            sign_ins: Rate {
+                burst: 10,
+                per_second: 0.2,
+            },
+            guesses: Rate {
+                burst: 30,
+                per_second: 0.5,
+            },
         }
     }
 }
 
-/// Token buckets, one per client and lab.
-pub struct RateLimiter {
-    limit: ProduceLimit,
-    buckets: Mutex<HashMap<[u8; 32], (f64, Instant)>>,
+/// The limits of one server, by kind.
+pub struct Limits {
+    sends: Limit,
+    writes: Limit,
+    sign_ins: Limit,
+    guesses: Limit,
 }
 
-impl RateLimiter {
-    pub fn new(limit: ProduceLimit) -> Self {
+impl Limits {
+    pub fn new(rates: Rates) -> Self {
         Self {
-            limit,
-            buckets: Mutex::default(),
-        }
-    }
-
-    /// Takes one send from `key`'s bucket; `Err(seconds)` until the next is allowed.
-    fn take(&self, key: [u8; 32]) -> Result<(), f64> {
-        let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        // Full buckets are forgotten: the map holds only clients sending now.
-        let limit = self.limit;
-        buckets.retain(|_, (tokens, at)| {
-            *tokens + at.elapsed().as_secs_f64() * limit.per_second < limit.burst as f64
-        });
-        let (tokens, at) = buckets.entry(key).or_insert((limit.burst as f64, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * limit.per_second)
-            .min(limit.burst as f64);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            Ok(())
-        } else {
-            Err((1.0 - *tokens) / limit.per_second)
+            sends: Limit::new(rates.sends),
+            writes: Limit::new(rates.writes),
+            sign_ins: Limit::new(rates.sign_ins),
+            guesses: Limit::new(rates.guesses),
         }
     }
 }
 
-/// Whether a request sends events: the API's produce, or a produce form's server function.
-fn is_send(request: &Request) -> bool {
-    let path = request.uri().path();
-    request.method() == Method::POST
-        && (path.ends_with("/produce")
-            || matches!(path, "/fn/produce" | "/fn/send_batch" | "/fn/send_again"))
+/// Whether a request can change something: anything but a read.
+pub fn is_write(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Whether a write sends events: the API's produce, or a produce form's server function.
+fn is_send(path: &str) -> bool {
+    path.ends_with("/produce") || matches!(path, "/fn/produce" | "/fn/send_batch" | "/fn/send_again")
 }
 
 /// What a send is limited as: the API's produce of a lab (however its path is spelled; the
@@ -92,32 +100,94 @@ fn send_kind(path: &str) -> String {
     }
 }
 
-/// Rate limits sends per client (its token or session) and lab (the path's, or the form's page).
-pub async fn limit_sends(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if !is_send(&request) {
+/// 429 with `Retry-After`, saying what was limited.
+fn too_many(what: &str, rate: Rate, wait: Duration) -> Response {
+    let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let mut response = Failure::from(ApiError::TooMany(format!(
+        "too many {what}: at most {} at once, then {} a second; try again in {seconds} s",
+        rate.burst, rate.per_second
+    )))
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, seconds.into());
+    response
+}
+
+/// Holds every write to the limits, then answers a server function's refusal with its status.
+pub async fn limit_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !is_write(request.method()) {
         return next.run(request).await;
     }
+    let limits = &state.limits;
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(a)| a.ip().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let path = request.uri().path().to_string();
     let headers = request.headers();
-    let client = auth::bearer(headers)
-        .or_else(|| auth::cookie(headers, auth::SESSION_COOKIE))
-        .unwrap_or("anonymous");
-    let mut digest = Blake2s256::new();
-    digest.update(client.as_bytes());
-    digest.update([0]);
-    digest.update(send_kind(request.uri().path()).as_bytes());
-    if let Err(wait) = state.produce_limit.take(digest.finalize().into()) {
-        let seconds = wait.ceil().max(1.0) as u64;
-        let mut response = Failure::from(ApiError::TooMany(format!(
-            "too many sends: at most {} at once, then {} a second; try again in {seconds} s",
-            state.produce_limit.limit.burst, state.produce_limit.limit.per_second
-        )))
-        .into_response();
-        if let Ok(value) = seconds.to_string().parse() {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
+    let take = |limit: &Limit, what: &str, key: &[&[u8]]| {
+        limit.take(key).map_err(|wait| too_many(what, limit.rate(), wait))
+    };
+    let client = state.labs.auth.known_client(headers);
+    let checks = || -> Result<(), Response> {
+        if path == "/login" {
+            take(&limits.sign_ins, "sign-ins", &[address.as_bytes()])?;
         }
+        if client.is_none() && auth::bearer(headers).is_some() {
+            take(&limits.guesses, "tries of unknown tokens", &[address.as_bytes()])?;
+        }
+        let client = client.as_deref().unwrap_or(address.as_bytes());
+        take(&limits.writes, "writes", &[client])?;
+        if is_send(&path) {
+            take(&limits.sends, "sends", &[client, send_kind(&path).as_bytes()])?;
+        }
+        Ok(())
+    };
+    if let Err(refused) = checks() {
+        return refused;
+    }
+    let response = next.run(request).await;
+    if path.starts_with("/fn/") {
+        with_refusal_status(response).await
+    } else {
+        response
+    }
+}
+
+/// Server functions answer every error with 500; ours carry an [`ApiError`] whose kind has its
+/// own status (a bad field 400, a refusal 401/403, too many 429), as the JSON API answers.
+async fn with_refusal_status(response: Response) -> Response {
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
-    next.run(request).await
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, super::BODY_LIMIT).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if let Ok(error) = serde_json::from_slice::<ApiError>(&bytes)
+        && let Ok(status) = StatusCode::from_u16(error.status())
+    {
+        parts.status = status;
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// A handler that panicked answers 500 saying so (the panic is logged), never a dropped
+/// connection or a page that waits forever.
+pub fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    tracing::error!("a request failed: {what}");
+    Failure::from(ApiError::Failed(
+        "the server failed to answer this request (an internal error, logged); other pages work"
+            .into(),
+    ))
+    .into_response()
 }
 
 /// Whether a `Host` header names this machine (`localhost`, `127.0.0.1:3000`, `[::1]:3000`).
@@ -178,24 +248,6 @@ pub async fn refuse_cross_site(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bucket_allows_its_burst_then_refuses_until_it_refills() {
-        let limiter = RateLimiter::new(ProduceLimit {
-            burst: 3,
-            per_second: 1.0,
-        });
-        let key = [1; 32];
-        for _ in 0..3 {
-            assert!(limiter.take(key).is_ok());
-        }
-        let wait = limiter.take(key).unwrap_err();
-        assert!(wait > 0.9 && wait <= 1.0, "{wait}");
-        assert!(
-            limiter.take([2; 32]).is_ok(),
-            "another client has its own bucket"
-        );
-    }
 
     #[test]
     fn a_lab_is_limited_as_one_however_its_path_is_spelled() {

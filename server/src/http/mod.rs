@@ -4,39 +4,44 @@
 
 mod api;
 mod guard;
+mod serve;
 mod session;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use app::api::Server;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{FromRef, Request, State};
+use axum::handler::Handler;
+use axum::http::Method;
 use axum::response::IntoResponse;
-use axum::routing::{delete, get, post};
+use axum::routing::{MethodRouter, on, MethodFilter};
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
 use leptos_axum::{
     AxumRouteListing, LeptosRoutes, file_and_error_handler_with_context, generate_route_list,
 };
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::labs::Labs;
-pub use guard::ProduceLimit;
+pub use guard::Rates;
+pub use serve::{Timeouts, serve, serve_with, shutdown_signal};
 
-/// Largest body a produce call or a form may send: one event is under 1 KiB.
-const BODY_LIMIT: usize = 64 * 1024;
+/// Largest body any request may send: one event is under 1 KiB, a form a few.
+pub const BODY_LIMIT: usize = 64 * 1024;
+/// How long a request's body may take to arrive once its headers have.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
     pub labs: Arc<Labs>,
     pub leptos: LeptosOptions,
-    /// Sends per client and lab, over time.
-    produce_limit: Arc<guard::RateLimiter>,
+    /// The limits every write is held to.
+    limits: Arc<guard::Limits>,
     /// Turns true when the server stops: live streams end so connections can close.
     stopping: watch::Receiver<bool>,
     stop: Arc<watch::Sender<bool>>,
@@ -54,16 +59,16 @@ impl AppState {
         Self {
             labs,
             leptos,
-            produce_limit: Arc::new(guard::RateLimiter::new(ProduceLimit::default())),
+            limits: Arc::new(guard::Limits::new(Rates::default())),
             stopping,
             stop: Arc::new(stop),
         }
     }
 
-    /// The same state with another limit on sends.
-    pub fn with_produce_limit(self, limit: ProduceLimit) -> Self {
+    /// The same state with other rates for writes, sends, sign-ins and token guesses.
+    pub fn with_rates(self, rates: Rates) -> Self {
         Self {
-            produce_limit: Arc::new(guard::RateLimiter::new(limit)),
+            limits: Arc::new(guard::Limits::new(rates)),
             ..self
         }
     }
@@ -79,7 +84,85 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
-/// The whole dashboard: pages, server functions, JSON API, live updates, static files.
+/// Routes as they are registered, remembering which methods of which paths write.
+struct Routes {
+    router: Router<AppState>,
+    writes: Vec<(Method, String)>,
+}
+
+impl Routes {
+    fn new() -> Self {
+        Self {
+            router: Router::new(),
+            writes: vec![],
+        }
+    }
+
+    fn route<H, T>(mut self, method: Method, path: &str, handler: H) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
+        let route: MethodRouter<AppState> = on(filter, handler);
+        if guard::is_write(&method) {
+            self.writes.push((method, path.to_string()));
+        }
+        self.router = self.router.route(path, route);
+        self
+    }
+
+    fn get<H: Handler<T, AppState>, T: 'static>(self, path: &str, handler: H) -> Self {
+        self.route(Method::GET, path, handler)
+    }
+
+    fn post<H: Handler<T, AppState>, T: 'static>(self, path: &str, handler: H) -> Self {
+        self.route(Method::POST, path, handler)
+    }
+}
+
+/// The server's own routes: the JSON API (every lab's under `/api/labs/{lab}`, lab `default`'s
+/// also under `/api`), signing in and out.
+fn own_routes() -> Routes {
+    let mut routes = Routes::new()
+        .get("/api/labs", api::labs)
+        .post("/api/labs", api::create_lab)
+        .route(Method::DELETE, "/api/labs/{lab}", api::delete_lab)
+        .post("/login", session::sign_in)
+        .post("/logout", session::sign_out);
+    for prefix in ["/api/labs/{lab}", "/api"] {
+        let at = |path: &str| format!("{prefix}{path}");
+        routes = routes
+            .get(&at("/freshness"), api::freshness)
+            .get(&at("/runs"), api::runs)
+            .post(&at("/runs"), api::start_run)
+            .get(&at("/runs/{id}"), api::run)
+            .get(&at("/hours"), api::hours)
+            .post(&at("/produce"), api::produce)
+            .get(&at("/settings"), api::settings)
+            .post(&at("/settings"), api::update_settings)
+            .post(&at("/reset"), api::reset)
+            .post(&at("/viewer-token"), api::viewer_token)
+            .get(&at("/live"), api::live);
+    }
+    routes
+}
+
+/// Every write route the server answers, as (method, path pattern): its own, and the server
+/// functions Leptos registers at their own paths.
+pub fn write_routes() -> Vec<(Method, String)> {
+    let mut writes = own_routes().writes;
+    for (path, method) in leptos::server_fn::axum::server_fn_paths() {
+        if guard::is_write(&method) {
+            writes.push((method, path.to_string()));
+        }
+    }
+    writes
+}
+
+/// The whole dashboard: pages, server functions, JSON API, live updates, static files. Every
+/// request, whichever router registered its route, passes the same guards: a panic answers 500,
+/// a body over [`BODY_LIMIT`] 413, a write from another site 403, too many writes 429.
 pub fn app(state: AppState) -> Router {
     let server = state.server();
     let context = move || provide_context(server.clone());
@@ -87,24 +170,9 @@ pub fn app(state: AppState) -> Router {
         let options = state.leptos.clone();
         move || app::shell(options.clone())
     };
-    let limited = |router: Router<AppState>| {
-        router
-            .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                guard::limit_sends,
-            ))
-            .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
-    };
-    Router::new()
-        .route("/api/labs", get(api::labs).post(api::create_lab))
-        .route("/api/labs/{lab}", delete(api::delete_lab))
-        .nest("/api/labs/{lab}", lab_api(limited))
-        .nest("/api", lab_api(limited))
-        .route("/login", post(session::sign_in))
-        .route("/logout", post(session::sign_out))
-        .merge(limited(
-            Router::new().route("/fn/{*name}", get(server_fn).post(server_fn)),
-        ))
+    own_routes()
+        .router
+        .route("/fn/{*name}", axum::routing::any(server_fn))
         .leptos_routes_with_context(&state, routes(), context.clone(), shell)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context,
@@ -112,23 +180,16 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            guard::limit_writes,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             guard::refuse_cross_site,
         ))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_TIMEOUT))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(guard::panicked))
         .with_state(state)
-}
-
-/// A lab's API routes: under `/api/labs/{lab}`, and under `/api` for the lab `default`.
-fn lab_api(limited: impl Fn(Router<AppState>) -> Router<AppState>) -> Router<AppState> {
-    Router::new()
-        .route("/freshness", get(api::freshness))
-        .route("/runs", get(api::runs).post(api::start_run))
-        .route("/runs/{id}", get(api::run))
-        .route("/hours", get(api::hours))
-        .merge(limited(Router::new().route("/produce", post(api::produce))))
-        .route("/settings", get(api::settings).post(api::update_settings))
-        .route("/reset", post(api::reset))
-        .route("/viewer-token", post(api::viewer_token))
-        .route("/live", get(api::live))
 }
 
 /// The pages' routes, generated once per process. While Leptos generates them it sets a
@@ -147,38 +208,3 @@ async fn server_fn(State(state): State<AppState>, request: Request<Body>) -> imp
         .await
 }
 
-/// Serves the dashboard on `listener` until `shutdown` resolves, with the schedule running;
-/// then lets requests and the run in progress finish.
-pub async fn serve(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    state.labs.start_schedules();
-    let stop = state.stop.clone();
-    let labs = state.labs.clone();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.send_replace(true);
-        })
-        .await?;
-    labs.finish().await;
-    Ok(())
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
-    }
-}

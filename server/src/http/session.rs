@@ -23,7 +23,10 @@ pub async fn sign_in(
         return Redirect::to("/").into_response();
     }
     let token = form.get("token").map_or("", |t| t.trim());
-    let who = auth.who(token).await;
+    let who = match auth.who(token).await {
+        Ok(who) => who,
+        Err(e) => return super::api::Failure::from(e).into_response(),
+    };
     let home = match &who {
         Who::Anonymous => return Redirect::to("/login?failed=1").into_response(),
         Who::Learner(lab) | Who::Viewer(lab) => format!("/labs/{lab}"),
@@ -34,7 +37,7 @@ pub async fn sign_in(
         .filter(|n| is_local_path(n))
         .cloned()
         .unwrap_or(home);
-    let session = match auth.start_session(who) {
+    let session = match auth.start_session(who, token) {
         Ok(session) => session,
         Err(e) => return super::api::Failure::from(e).into_response(),
     };
