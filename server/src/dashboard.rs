@@ -43,6 +43,24 @@ struct Running {
     id: Option<i64>,
     /// The task driving it; shutdown waits for it so a run finishes instead of being cut.
     task: JoinHandle<()>,
+    /// True until the run has ended and said how: the next run may start from then on, even
+    /// before the task has wound down.
+    active: Arc<AtomicBool>,
+}
+
+impl Running {
+    fn is_active(&self) -> bool {
+        self.active.load(Ordering::SeqCst) && !self.task.is_finished()
+    }
+}
+
+/// Marks a run ended when dropped: after its outcome is sent, or on any early return.
+struct Ended(Arc<AtomicBool>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 pub struct Dashboard {
@@ -106,7 +124,7 @@ impl Dashboard {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
-            .is_some_and(|r| !r.task.is_finished())
+            .is_some_and(Running::is_active)
     }
 
     pub fn lab(&self) -> &Lab {
@@ -291,7 +309,7 @@ impl Backend for Dashboard {
         let (done_tx, done_rx) = oneshot::channel();
         {
             let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
+            if let Some(r) = running.as_ref().filter(|r| r.is_active()) {
                 return Err(ApiError::Busy(match r.id {
                     Some(id) => format!("run #{id} is in progress; start another when it ends"),
                     None => "a run is starting (waiting for a free run slot or the lab's lock); \
@@ -303,6 +321,8 @@ impl Backend for Dashboard {
             let dedup = self.dedup_setting();
             let live = self.live.clone();
             let slots = self.run_slots.clone();
+            let active = Arc::new(AtomicBool::new(true));
+            let ended = Ended(active.clone());
             let task = tokio::spawn(async move {
                 // At most N runs at once across labs: wait for a slot before taking the lock.
                 let Ok(_slot) = slots.acquire_owned().await else {
@@ -317,9 +337,14 @@ impl Backend for Dashboard {
                     })
                     .await;
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
+                drop(ended);
                 let _ = done_tx.send(result.map(|_| ()).map_err(failed));
             });
-            *running = Some(Running { id: None, task });
+            *running = Some(Running {
+                id: None,
+                task,
+                active,
+            });
         }
         let id = match id_rx.await {
             Ok(Some(id)) => id,
