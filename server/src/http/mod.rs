@@ -186,8 +186,10 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             guard::refuse_cross_site,
         ))
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_TIMEOUT))
+        // The limit inside the timeout: a body over the limit then fails as too large (413),
+        // not as an unreadable body.
         .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_TIMEOUT))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(guard::panicked))
         .with_state(state)
 }
