@@ -1,10 +1,7 @@
 //! A lab: one data directory (tables, gold state, lock) and one topic. Everything a command does
 //! to a pipeline goes through here: produce, run the streams, check, reset, play a scenario.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use crate::broker::{BrokerError, Started};
 use crate::check::{self, CheckError, Report};
@@ -15,6 +12,10 @@ use crate::kafka::{Kafka, KafkaError, Producer, Sent, SharedClients};
 use crate::scenario::{Scenario, ScenarioError, Step};
 use crate::streams::{self, StreamError, StreamRun};
 use crate::tables::{TableError, Tables};
+
+mod lock;
+
+pub use lock::LabLock;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -74,11 +75,6 @@ pub struct Lab {
     retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The server's one Kafka connection and producer for sends; `None`: each send connects.
     shared: Option<std::sync::Arc<SharedClients>>,
-}
-
-/// Held while a run changes the lab; released when dropped (or when the process dies).
-pub struct LabLock {
-    _file: File,
 }
 
 impl Lab {
@@ -229,45 +225,7 @@ impl Lab {
     }
 
     fn lock_file(&self) -> Result<LabLock, LabError> {
-        let dir = &self.config.data_dir;
-        let io = |source| LabError::Io {
-            path: dir.clone(),
-            source,
-        };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let path = dir.join("reckon.lock");
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
-        let started = Instant::now();
-        // Waiting sleeps the thread: let the runtime move other tasks off it meanwhile.
-        crate::kafka::blocking(|| {
-            loop {
-                match file.try_lock() {
-                    Ok(()) => break Ok(()),
-                    Err(std::fs::TryLockError::WouldBlock)
-                        if started.elapsed() < self.config.lock_wait =>
-                    {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    Err(std::fs::TryLockError::WouldBlock) => {
-                        return Err(LabError::Busy {
-                            dir: dir.clone(),
-                            seconds: self.config.lock_wait.as_secs(),
-                        });
-                    }
-                    Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-                }
-            }
-        })?;
-        // For people looking at the file: who holds it.
-        let _ = file
-            .set_len(0)
-            .and_then(|_| writeln!(file, "{}", std::process::id()));
-        Ok(LabLock { _file: file })
+        lock::take(&self.config.data_dir, self.config.lock_wait)
     }
 
     /// Runs streams in order (bronze, silver, gold), under the lab's lock.
