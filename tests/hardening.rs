@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
-use common::TestLab;
+use common::{Answer, TestLab};
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -31,12 +31,6 @@ struct Server {
     state: AppState,
     lab: TestLab,
     _site: tempfile::TempDir,
-}
-
-struct Answer {
-    status: StatusCode,
-    json: Value,
-    headers: axum::http::HeaderMap,
 }
 
 async fn server(name: &str, instructor: bool) -> Server {
@@ -64,30 +58,19 @@ fn from(address: [u8; 4], mut request: Request<Body>) -> Request<Body> {
 }
 
 impl Server {
+    /// The same server with other rates (its router rebuilt on the new state).
+    fn with_rates(mut self, rates: Rates) -> Self {
+        self.state = self.state.clone().with_rates(rates);
+        self.router = app(self.state.clone());
+        self
+    }
+
     async fn call(&self, request: Request<Body>) -> Answer {
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        let text = String::from_utf8_lossy(&body).into_owned();
-        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Answer {
-            status,
-            json,
-            headers,
-        }
+        common::call(self.router.clone(), request).await
     }
 
     async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header(header::CONTENT_TYPE, "application/json");
-        if let Some(token) = token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        self.call(request.body(Body::from(body.to_string())).unwrap())
-            .await
+        self.call(common::json_request(method, uri, token, body)).await
     }
 
     async fn ok(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
@@ -252,18 +235,16 @@ fn concrete(pattern: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_write_route_is_limited_in_rate_and_body() {
-    let mut server = server("limits", true).await;
     let tiny = Rate {
         burst: 3,
         per_second: 0.001,
     };
-    server.state = server.state.clone().with_rates(Rates {
+    let server = server("limits", true).await.with_rates(Rates {
         sends: tiny,
         writes: tiny,
         sign_ins: tiny,
         guesses: tiny,
     });
-    server.router = app(server.state.clone());
     let mut routes = reckon::http::write_routes();
     for function in ["/fn/produce", "/fn/send_batch", "/fn/send_again", "/fn/save_settings"] {
         assert!(
@@ -539,17 +520,15 @@ proptest! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_every_page() {
-    let mut server = server("fuzzapi", false).await;
     let many = Rate {
         burst: 10_000,
         per_second: 1000.0,
     };
-    server.state = server.state.clone().with_rates(Rates {
+    let server = server("fuzzapi", false).await.with_rates(Rates {
         sends: many,
         writes: many,
         ..Default::default()
     });
-    server.router = app(server.state.clone());
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = mutated_event();
     let (mut accepted, mut refused) = (0, 0);

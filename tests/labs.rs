@@ -8,14 +8,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, Request, StatusCode, header};
-use common::{SEED_BLOCK, TestLab};
-use http_body_util::BodyExt;
+use axum::http::{Request, StatusCode, header};
+use common::{Answer, SEED_BLOCK, TestLab};
 use reckon::http::{AppState, Rates, app};
 use reckon::limit::Rate;
 use reckon::labs::LabsConfig;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 const INSTRUCTOR: &str = "instructor-token-for-tests";
 
@@ -41,37 +39,14 @@ async fn server(name: &str, instructor: bool, max_runs: usize) -> Server {
     }
 }
 
-struct Answer {
-    status: StatusCode,
-    json: Value,
-    headers: HeaderMap,
-}
-
 impl Server {
     async fn call(&self, request: Request<Body>) -> Answer {
-        let response = app(self.state.clone()).oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        let text = String::from_utf8_lossy(&body).into_owned();
-        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Answer {
-            status,
-            json,
-            headers,
-        }
+        common::call(app(self.state.clone()), request).await
     }
 
     /// `method uri` with a JSON body, as `token` (none: no Authorization header).
     async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header(header::CONTENT_TYPE, "application/json");
-        if let Some(token) = token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        self.call(request.body(Body::from(body.to_string())).unwrap())
+        self.call(common::json_request(method, uri, token, body))
             .await
     }
 

@@ -50,11 +50,12 @@ struct Running {
 
 impl Running {
     fn is_active(&self) -> bool {
-        self.active.load(Ordering::SeqCst) && !self.task.is_finished()
+        self.active.load(Ordering::SeqCst)
     }
 }
 
-/// Marks a run ended when dropped: after its outcome is sent, or on any early return.
+/// Marks a run ended when dropped: after its outcome is sent, on any early return, or when its
+/// task is aborted or panics (the task's future, holding it, is dropped then).
 struct Ended(Arc<AtomicBool>);
 
 impl Drop for Ended {

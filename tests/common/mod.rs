@@ -199,3 +199,48 @@ impl TestLab {
         reckon::http::AppState::new(labs, site.to_path_buf())
     }
 }
+
+/// A dashboard's answer as a client sees it: status, headers, and the body as JSON (a JSON
+/// string when the body is not JSON).
+pub struct Answer {
+    pub status: axum::http::StatusCode,
+    pub json: serde_json::Value,
+    pub headers: axum::http::HeaderMap,
+}
+
+/// Calls `router` with `request` and reads the whole answer.
+pub async fn call(router: axum::Router, request: axum::http::Request<axum::body::Body>) -> Answer {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let response = router.oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let json = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+    Answer {
+        status,
+        json,
+        headers,
+    }
+}
+
+/// `method uri` with a JSON body, as `token` (none: no Authorization header).
+pub fn json_request(
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: serde_json::Value,
+) -> axum::http::Request<axum::body::Body> {
+    use axum::http::header;
+    let mut request = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::CONTENT_TYPE, "application/json");
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    request
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap()
+}

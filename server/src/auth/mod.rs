@@ -17,8 +17,8 @@ use crate::limit::{Limit, Rate};
 
 mod tokens;
 
-pub use tokens::{MadeToken, make_token};
-use tokens::{random_hex, verify_secret};
+pub use tokens::MadeToken;
+use tokens::{make_token, random_hex, verify_secret};
 
 /// The cookie holding a browser's session id (HttpOnly, SameSite=Strict).
 pub const SESSION_COOKIE: &str = "reckon_session";

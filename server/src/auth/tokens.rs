@@ -45,7 +45,7 @@ pub(super) fn verify_secret(secret: &str, hash: &str) -> bool {
 
 /// Makes a token for `role` (`learner` or `viewer`): `<id>.<secret>`, 64 random bits of id and
 /// 192 of secret. Hashing costs a core for ~20 ms: call it off the async workers.
-pub fn make_token(role: &str) -> Result<MadeToken, ApiError> {
+pub(super) fn make_token(role: &str) -> Result<MadeToken, ApiError> {
     let (id, secret) = (random_hex(8)?, random_hex(24)?);
     let hash = hash_secret(&secret)?;
     Ok(MadeToken {

@@ -25,8 +25,9 @@ pub struct Timeouts {
     /// From a connection's start, or the end of its last answer, to the end of the next
     /// request's headers.
     pub header_read: Duration,
-    /// Connections open at once; more wait in the listen queue until one closes.
-    pub max_connections: usize,
+    /// Connections open at once; more wait in the listen queue until one closes. `None`: half
+    /// the process's open-file limit, raised to its hard limit when serving starts.
+    pub max_connections: Option<usize>,
     /// How long a stop waits for open requests before closing their connections.
     pub shutdown_grace: Duration,
 }
@@ -35,7 +36,7 @@ impl Default for Timeouts {
     fn default() -> Self {
         Self {
             header_read: Duration::from_secs(10),
-            max_connections: max_connections(),
+            max_connections: None,
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -43,7 +44,7 @@ impl Default for Timeouts {
 
 /// Connections at once: well under the process's open-file limit (raised to its hard limit
 /// first), leaving room for tables, Kafka and SQLite.
-fn max_connections() -> usize {
+fn connections_within_file_limit() -> usize {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -100,7 +101,10 @@ pub async fn serve_with(
         .keep_alive_interval(timeouts.header_read)
         .keep_alive_timeout(timeouts.header_read);
     let graceful = GracefulShutdown::new();
-    let slots = Arc::new(Semaphore::new(timeouts.max_connections.max(1)));
+    let connections = timeouts
+        .max_connections
+        .unwrap_or_else(connections_within_file_limit);
+    let slots = Arc::new(Semaphore::new(connections.max(1)));
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {

@@ -316,7 +316,7 @@ impl Lab {
         self.ensure_broker().await?;
         let (kafka, producer) = shared
             .get(|| async {
-                let kafka = self.kafka().await?;
+                let kafka = Kafka::new(&self.config.bootstrap_servers())?;
                 let producer = kafka.producer()?;
                 Ok::<_, LabError>((kafka, producer))
             })
