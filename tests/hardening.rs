@@ -70,7 +70,8 @@ impl Server {
     }
 
     async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        self.call(common::json_request(method, uri, token, body)).await
+        self.call(common::json_request(method, uri, token, body))
+            .await
     }
 
     async fn ok(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
@@ -147,7 +148,9 @@ impl Server {
     }
 
     async fn run(&self) -> Value {
-        let run = self.ok("POST", "/api/runs?wait=true", None, json!({})).await;
+        let run = self
+            .ok("POST", "/api/runs?wait=true", None, json!({}))
+            .await;
         assert_eq!(run["status"], "succeeded", "{run}");
         run
     }
@@ -171,18 +174,51 @@ async fn no_event_can_break_a_lab() {
         .await;
     server.run().await;
     let refused = [
-        (event(json!(2), json!(1), "0000-01-01T00:00:00Z"), "event_time"),
-        (event(json!(3), json!(1), "0000-01-01T00:00:00+23:59"), "event_time"),
-        (event(json!(4), json!(1), "9999-12-31T23:59:59-23:59"), "event_time"),
-        (event(json!(5), json!(1), "1969-12-31T23:59:59Z"), "event_time"),
-        (event(json!(9), json!(1), "9999-12-31T23:59:59Z"), "event_time"),
-        (event(json!(6), json!("1__0.5_0"), "2026-10-01T09:00:00Z"), "amount"),
-        (event(json!(7), json!("1_0"), "2026-10-01T09:00:00Z"), "amount"),
-        (event(json!("9223372036854775808"), json!(1), "2026-10-01T09:00:00Z"), "order_id"),
+        (
+            event(json!(2), json!(1), "0000-01-01T00:00:00Z"),
+            "event_time",
+        ),
+        (
+            event(json!(3), json!(1), "0000-01-01T00:00:00+23:59"),
+            "event_time",
+        ),
+        (
+            event(json!(4), json!(1), "9999-12-31T23:59:59-23:59"),
+            "event_time",
+        ),
+        (
+            event(json!(5), json!(1), "1969-12-31T23:59:59Z"),
+            "event_time",
+        ),
+        (
+            event(json!(9), json!(1), "9999-12-31T23:59:59Z"),
+            "event_time",
+        ),
+        (
+            event(json!(6), json!("1__0.5_0"), "2026-10-01T09:00:00Z"),
+            "amount",
+        ),
+        (
+            event(json!(7), json!("1_0"), "2026-10-01T09:00:00Z"),
+            "amount",
+        ),
+        (
+            event(
+                json!("9223372036854775808"),
+                json!(1),
+                "2026-10-01T09:00:00Z",
+            ),
+            "order_id",
+        ),
     ];
     for (body, field) in refused {
         let answer = server.api("POST", "/api/produce", None, body.clone()).await;
-        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}: {}", answer.json);
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{body}: {}",
+            answer.json
+        );
         assert_eq!(answer.json["field"], field, "{body}: {}", answer.json);
         server.run().await;
         server.pages_answer().await;
@@ -202,12 +238,17 @@ async fn no_event_can_break_a_lab() {
     let kafka = server.lab.kafka();
     let producer = kafka.producer().unwrap();
     let poison = event(json!(8), json!(1), "0000-01-01T00:00:00Z").to_string();
-    producer.send(&server.lab.topic, "8", &poison).await.unwrap();
+    producer
+        .send(&server.lab.topic, "8", &poison)
+        .await
+        .unwrap();
     server.run().await;
     server.pages_answer().await;
     let rejects = server.lab.table("bronze_rejects");
     assert!(
-        rejects.iter().any(|r| r.to_string().contains("outside the years")),
+        rejects
+            .iter()
+            .any(|r| r.to_string().contains("outside the years")),
         "{rejects:?}"
     );
 }
@@ -246,7 +287,12 @@ async fn every_write_route_is_limited_in_rate_and_body() {
         guesses: tiny,
     });
     let mut routes = reckon::http::write_routes();
-    for function in ["/fn/produce", "/fn/send_batch", "/fn/send_again", "/fn/save_settings"] {
+    for function in [
+        "/fn/produce",
+        "/fn/send_batch",
+        "/fn/send_again",
+        "/fn/save_settings",
+    ] {
         assert!(
             routes.iter().any(|(_, path)| path == function),
             "{function} is not among the write routes: {routes:?}"
@@ -293,13 +339,23 @@ async fn every_write_route_is_limited_in_rate_and_body() {
 async fn a_login_flood_signs_nobody_else_out() {
     let server = server("flood", true).await;
     let learner = server
-        .ok("POST", "/api/labs", Some(INSTRUCTOR), json!({"name": "ann"}))
+        .ok(
+            "POST",
+            "/api/labs",
+            Some(INSTRUCTOR),
+            json!({"name": "ann"}),
+        )
         .await["token"]
         .as_str()
         .unwrap()
         .to_string();
     let viewer = server
-        .ok("POST", "/api/labs/ann/viewer-token", Some(&learner), json!({}))
+        .ok(
+            "POST",
+            "/api/labs/ann/viewer-token",
+            Some(&learner),
+            json!({}),
+        )
         .await["token"]
         .as_str()
         .unwrap()
@@ -313,28 +369,47 @@ async fn a_login_flood_signs_nobody_else_out() {
             throttled += 1;
         }
     }
-    assert!(throttled > 0, "30 sign-ins from one address were not throttled");
+    assert!(
+        throttled > 0,
+        "30 sign-ins from one address were not throttled"
+    );
     // From many addresses, more sign-ins than the server once kept in all: each evicts only
     // the viewer token's own oldest sessions.
     for i in 0..10_050u32 {
         let address = [10, (i >> 16) as u8 + 1, (i >> 8) as u8, i as u8];
         let _ = server.sign_in(address, &viewer).await;
     }
-    assert!(server.signed_in(&instructor, "ann").await, "the instructor was signed out");
-    assert!(server.signed_in(&student, "ann").await, "the learner was signed out");
+    assert!(
+        server.signed_in(&instructor, "ann").await,
+        "the instructor was signed out"
+    );
+    assert!(
+        server.signed_in(&student, "ann").await,
+        "the learner was signed out"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
     let server = server("mints", true).await;
     let learner = server
-        .ok("POST", "/api/labs", Some(INSTRUCTOR), json!({"name": "ann"}))
+        .ok(
+            "POST",
+            "/api/labs",
+            Some(INSTRUCTOR),
+            json!({"name": "ann"}),
+        )
         .await["token"]
         .as_str()
         .unwrap()
         .to_string();
     let mints = (0..16).map(|_| {
-        server.api("POST", "/api/labs/ann/viewer-token", Some(&learner), json!({}))
+        server.api(
+            "POST",
+            "/api/labs/ann/viewer-token",
+            Some(&learner),
+            json!({}),
+        )
     });
     let answers = futures::future::join_all(mints).await;
     for answer in &answers {
@@ -344,22 +419,41 @@ async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
     for _ in 0..10 {
         statuses.push(
             server
-                .api("POST", "/api/labs/ann/viewer-token", Some(&learner), json!({}))
+                .api(
+                    "POST",
+                    "/api/labs/ann/viewer-token",
+                    Some(&learner),
+                    json!({}),
+                )
                 .await
                 .status,
         );
     }
-    assert!(statuses.contains(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
     // Guessing a known token id's secret costs an argon2 a few times, then is refused.
     let id = learner.split('.').next().unwrap();
     let mut guesses = vec![];
     for i in 0..10 {
         let guess = format!("{id}.{i:048}");
-        guesses.push(server.api("GET", "/api/labs/ann/runs", Some(&guess), json!({})).await.status);
+        guesses.push(
+            server
+                .api("GET", "/api/labs/ann/runs", Some(&guess), json!({}))
+                .await
+                .status,
+        );
     }
-    assert!(guesses.contains(&StatusCode::TOO_MANY_REQUESTS), "{guesses:?}");
+    assert!(
+        guesses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{guesses:?}"
+    );
     assert_eq!(
-        server.api("GET", "/api/labs/ann/runs", Some(&learner), json!({})).await.status,
+        server
+            .api("GET", "/api/labs/ann/runs", Some(&learner), json!({}))
+            .await
+            .status,
         StatusCode::OK,
         "the real token, verified before, still opens its lab"
     );
@@ -406,7 +500,12 @@ async fn half_sent_requests_are_closed_by_timeout() {
 async fn a_live_stream_ends_when_the_lab_goes_private() {
     let server = server("private", true).await;
     server
-        .ok("POST", "/api/settings", Some(INSTRUCTOR), json!({"public": true}))
+        .ok(
+            "POST",
+            "/api/settings",
+            Some(INSTRUCTOR),
+            json!({"public": true}),
+        )
         .await;
     let response = server
         .router
@@ -417,7 +516,12 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
     assert_eq!(response.status(), StatusCode::OK);
     let mut body = response.into_body();
     server
-        .ok("POST", "/api/settings", Some(INSTRUCTOR), json!({"public": false}))
+        .ok(
+            "POST",
+            "/api/settings",
+            Some(INSTRUCTOR),
+            json!({"public": false}),
+        )
         .await;
     server
         .ok("POST", "/api/reset", Some(INSTRUCTOR), json!({}))
@@ -431,8 +535,14 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
         }
     })
     .await;
-    assert!(ended.is_ok(), "the stream still runs after the lab went private: {seen}");
-    assert!(!seen.contains("reset"), "an anonymous stream heard a private lab: {seen}");
+    assert!(
+        ended.is_ok(),
+        "the stream still runs after the lab went private: {seen}"
+    );
+    assert!(
+        !seen.contains("reset"),
+        "an anonymous stream heard a private lab: {seen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -450,9 +560,22 @@ async fn bad_server_function_input_answers_400_with_the_field() {
             .body(Body::from(body))
             .unwrap();
         let answer = server.call(request).await;
-        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri} {body}: {}", answer.json);
-        assert!(answer.json["field"].is_string(), "{uri} {body}: {}", answer.json);
-        assert!(answer.json["error"].is_string(), "{uri} {body}: {}", answer.json);
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{uri} {body}: {}",
+            answer.json
+        );
+        assert!(
+            answer.json["field"].is_string(),
+            "{uri} {body}: {}",
+            answer.json
+        );
+        assert!(
+            answer.json["error"].is_string(),
+            "{uri} {body}: {}",
+            answer.json
+        );
     }
 }
 
@@ -534,7 +657,9 @@ async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_ever
     let (mut accepted, mut refused) = (0, 0);
     for _ in 0..300 {
         let event = strategy.new_tree(&mut runner).unwrap().current();
-        let answer = server.api("POST", "/api/produce", None, event.clone()).await;
+        let answer = server
+            .api("POST", "/api/produce", None, event.clone())
+            .await;
         match answer.status {
             StatusCode::OK => accepted += 1,
             StatusCode::BAD_REQUEST => {
@@ -544,7 +669,10 @@ async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_ever
             other => panic!("{event}: {other} {}", answer.json),
         }
     }
-    assert!(accepted > 0 && refused > 0, "{accepted} accepted, {refused} refused");
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
     server.run().await;
     server.pages_answer().await;
 }

@@ -11,8 +11,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::{Answer, SEED_BLOCK, TestLab};
 use reckon::http::{AppState, Rates, app};
-use reckon::limit::Rate;
 use reckon::labs::LabsConfig;
+use reckon::limit::Rate;
 use serde_json::{Value, json};
 
 const INSTRUCTOR: &str = "instructor-token-for-tests";

@@ -222,10 +222,7 @@ pub async fn make_viewer_token(lab: String, csrf: Option<String>) -> Result<NewT
 
 #[server(prefix = "/fn", endpoint = "freshness")]
 pub async fn get_freshness(lab: String) -> Result<Freshness, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Public, &None).await?.freshness().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Public, &None).await?.freshness().await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "runs")]
@@ -245,10 +242,7 @@ pub async fn get_runs(
 
 #[server(prefix = "/fn", endpoint = "run")]
 pub async fn get_run(lab: String, id: i64) -> Result<RunDetail, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Read, &None).await?.run(id).await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Read, &None).await?.run(id).await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "start_run")]
@@ -264,10 +258,7 @@ pub async fn start_run(lab: String, csrf: Option<String>) -> Result<RunStarted, 
 
 #[server(prefix = "/fn", endpoint = "hours")]
 pub async fn get_hours(lab: String) -> Result<Vec<HourRow>, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Public, &None).await?.hours().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Public, &None).await?.hours().await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "produce")]
@@ -320,18 +311,12 @@ pub async fn send_again(
 
 #[server(prefix = "/fn", endpoint = "produce_page")]
 pub async fn get_produce_page(lab: String) -> Result<ProducePage, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Read, &None).await?.produce_page().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Read, &None).await?.produce_page().await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "topic")]
 pub async fn get_topic(lab: String) -> Result<TopicView, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Read, &None).await?.topic().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Read, &None).await?.topic().await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "table")]
@@ -351,18 +336,12 @@ pub async fn get_table(
 
 #[server(prefix = "/fn", endpoint = "pipeline")]
 pub async fn get_pipeline(lab: String) -> Result<PipelineView, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Read, &None).await?.pipeline().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Read, &None).await?.pipeline().await }).await
 }
 
 #[server(prefix = "/fn", endpoint = "settings")]
 pub async fn get_settings(lab: String) -> Result<Settings, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Read, &None).await?.settings().await
-    })
-    .await
+    guarded(async move { open(&lab, Access::Read, &None).await?.settings().await }).await
 }
 
 /// The settings form: an empty schedule turns the schedule off.

@@ -141,4 +141,3 @@ impl FromServerFnError for ApiError {
         }
     }
 }
-

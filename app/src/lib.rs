@@ -3,8 +3,8 @@
 //! when the server announces a run, a send or a reset (server-sent events on `/api/live`).
 
 pub mod api;
-pub mod error;
 mod components;
+pub mod error;
 pub mod model;
 mod pages;
 

@@ -260,7 +260,10 @@ async fn main() -> anyhow::Result<()> {
                         Ok(r) if r.status().is_success() => {
                             samples.lock().await.push(Sample { kind: "send", took })
                         }
-                        Ok(r) => errors.lock().await.push(format!("POST {url}: {}", r.status())),
+                        Ok(r) => errors
+                            .lock()
+                            .await
+                            .push(format!("POST {url}: {}", r.status())),
                         Err(e) => errors.lock().await.push(format!("POST {url}: {e}")),
                     }
                 }

@@ -327,7 +327,11 @@ mod tests {
             let err = parse_time(text).unwrap_err();
             assert!(err.contains("outside the years"), "{text}: {err}");
         }
-        for text in ["1970-01-01T00:00:00Z", "2261-12-31T23:59:59Z", "2261-12-31T23:59:59+05:00"] {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2261-12-31T23:59:59Z",
+            "2261-12-31T23:59:59+05:00",
+        ] {
             let micros = parse_time(text).unwrap();
             assert_eq!(parse_time(&format_micros(micros)), Ok(micros), "{text}");
         }
@@ -335,7 +339,9 @@ mod tests {
 
     #[test]
     fn amounts_are_plain_decimals_only() {
-        for text in ["1__0.5_0", "1_0", "+5", "1.", ".5", "1e", "1e1000", "0x10", "1 0", "NaN", "", "-"] {
+        for text in [
+            "1__0.5_0", "1_0", "+5", "1.", ".5", "1e", "1e1000", "0x10", "1 0", "NaN", "", "-",
+        ] {
             assert!(parse_cents(text).is_err(), "{text}");
         }
         assert!(parse_cents("-3").unwrap_err().contains("negative"));

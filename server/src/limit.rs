@@ -75,8 +75,14 @@ mod tests {
             assert!(limit.take(&[b"ann"]).is_ok());
         }
         let wait = limit.take(&[b"ann"]).unwrap_err();
-        assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1), "{wait:?}");
-        assert!(limit.take(&[b"bob"]).is_ok(), "another key has its own bucket");
+        assert!(
+            wait > Duration::from_millis(900) && wait <= Duration::from_secs(1),
+            "{wait:?}"
+        );
+        assert!(
+            limit.take(&[b"bob"]).is_ok(),
+            "another key has its own bucket"
+        );
         assert!(
             limit.take(&[b"an", b"n"]).is_ok(),
             "keys are told apart by their parts, not their concatenation"

@@ -71,5 +71,4 @@ mod tests {
         assert!(verify_secret(secret, &token.stored.hash));
         assert!(!verify_secret("not-it", &token.stored.hash));
     }
-
 }

@@ -83,7 +83,8 @@ pub fn is_write(method: &Method) -> bool {
 
 /// Whether a write sends events: the API's produce, or a produce form's server function.
 fn is_send(path: &str) -> bool {
-    path.ends_with("/produce") || matches!(path, "/fn/produce" | "/fn/send_batch" | "/fn/send_again")
+    path.ends_with("/produce")
+        || matches!(path, "/fn/produce" | "/fn/send_batch" | "/fn/send_again")
 }
 
 /// What a send is limited as: the API's produce of a lab (however its path is spelled; the
@@ -128,7 +129,9 @@ pub async fn limit_writes(State(state): State<AppState>, request: Request, next:
     let path = request.uri().path().to_string();
     let headers = request.headers();
     let take = |limit: &Limit, what: &str, key: &[&[u8]]| {
-        limit.take(key).map_err(|wait| too_many(what, limit.rate(), wait))
+        limit
+            .take(key)
+            .map_err(|wait| too_many(what, limit.rate(), wait))
     };
     let client = state.labs.auth.known_client(headers);
     let checks = || -> Result<(), Response> {
@@ -136,12 +139,20 @@ pub async fn limit_writes(State(state): State<AppState>, request: Request, next:
             take(&limits.sign_ins, "sign-ins", &[address.as_bytes()])?;
         }
         if client.is_none() && auth::bearer(headers).is_some() {
-            take(&limits.guesses, "tries of unknown tokens", &[address.as_bytes()])?;
+            take(
+                &limits.guesses,
+                "tries of unknown tokens",
+                &[address.as_bytes()],
+            )?;
         }
         let client = client.as_deref().unwrap_or(address.as_bytes());
         take(&limits.writes, "writes", &[client])?;
         if is_send(&path) {
-            take(&limits.sends, "sends", &[client, send_kind(&path).as_bytes()])?;
+            take(
+                &limits.sends,
+                "sends",
+                &[client, send_kind(&path).as_bytes()],
+            )?;
         }
         Ok(())
     };

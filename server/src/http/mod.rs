@@ -18,7 +18,7 @@ use axum::extract::{FromRef, Request, State};
 use axum::handler::Handler;
 use axum::http::Method;
 use axum::response::IntoResponse;
-use axum::routing::{MethodRouter, on, MethodFilter};
+use axum::routing::{MethodFilter, MethodRouter, on};
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
 use leptos_axum::{
@@ -189,8 +189,12 @@ pub fn app(state: AppState) -> Router {
         // The limit inside the timeout: a body over the limit then fails as too large (413),
         // not as an unreadable body.
         .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_TIMEOUT))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(guard::panicked))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            BODY_TIMEOUT,
+        ))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            guard::panicked,
+        ))
         .with_state(state)
 }
 
@@ -209,4 +213,3 @@ async fn server_fn(State(state): State<AppState>, request: Request<Body>) -> imp
     leptos_axum::handle_server_fns_with_context(move || provide_context(server.clone()), request)
         .await
 }
-

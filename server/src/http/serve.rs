@@ -150,7 +150,10 @@ pub async fn serve_with(
         .await
         .is_err()
     {
-        tracing::warn!("requests still open after {:?}: closed", timeouts.shutdown_grace);
+        tracing::warn!(
+            "requests still open after {:?}: closed",
+            timeouts.shutdown_grace
+        );
     }
     labs.finish().await;
     Ok(())

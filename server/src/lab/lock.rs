@@ -33,9 +33,7 @@ pub(super) fn take(dir: &Path, lock_wait: Duration) -> Result<LabLock, LabError>
         loop {
             match file.try_lock() {
                 Ok(()) => break Ok(()),
-                Err(std::fs::TryLockError::WouldBlock)
-                    if started.elapsed() < lock_wait =>
-                {
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < lock_wait => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
@@ -54,4 +52,3 @@ pub(super) fn take(dir: &Path, lock_wait: Duration) -> Result<LabLock, LabError>
         .and_then(|_| writeln!(file, "{}", std::process::id()));
     Ok(LabLock { _file: file })
 }
-
