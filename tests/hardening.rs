@@ -548,11 +548,22 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_server_function_input_answers_400_with_the_field() {
     let server = server("fnargs", false).await;
-    for (uri, body) in [
-        ("/fn/runs", "lab=default&limit=abc"),
-        ("/fn/runs", "lab=default&lab=other"),
-        ("/fn/run", "lab=default&id=x"),
-        ("/fn/save_settings", "lab=default&schedule_seconds=soon"),
+    for (uri, body, field) in [
+        ("/fn/runs", "lab=default&limit=abc", Some("limit")),
+        ("/fn/runs", "lab=default&before=x", Some("before")),
+        ("/fn/runs", "lab=default&lab=other", None),
+        ("/fn/run", "lab=default&id=x", Some("id")),
+        (
+            "/fn/table",
+            "lab=default&name=orders&version=v1",
+            Some("version"),
+        ),
+        ("/fn/send_again", "lab=default&id=first", Some("id")),
+        (
+            "/fn/save_settings",
+            "lab=default&schedule_seconds=soon",
+            Some("schedule_seconds"),
+        ),
     ] {
         let request = Request::post(uri)
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -571,6 +582,9 @@ async fn bad_server_function_input_answers_400_with_the_field() {
             "{uri} {body}: {}",
             answer.json
         );
+        if let Some(field) = field {
+            assert_eq!(answer.json["field"], field, "{uri} {body}: {}", answer.json);
+        }
         assert!(
             answer.json["error"].is_string(),
             "{uri} {body}: {}",

@@ -6,6 +6,8 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use crate::error::ApiError;
+#[cfg(feature = "ssr")]
+use crate::error::whole_number;
 
 use crate::model::*;
 
@@ -225,13 +227,17 @@ pub async fn get_freshness(lab: String) -> Result<Freshness, ApiError> {
     guarded(async move { open(&lab, Access::Public, &None).await?.freshness().await }).await
 }
 
+/// Number arguments come as text (a page's query, a form's field) and are read here, so a bad
+/// one answers 400 naming it.
 #[server(prefix = "/fn", endpoint = "runs")]
 pub async fn get_runs(
     lab: String,
-    before: Option<i64>,
-    limit: Option<i64>,
+    before: Option<String>,
+    limit: Option<String>,
 ) -> Result<RunsPage, ApiError> {
     guarded(async move {
+        let before = before.map(|b| whole_number("before", &b)).transpose()?;
+        let limit = limit.map(|l| whole_number("limit", &l)).transpose()?;
         open(&lab, Access::Read, &None)
             .await?
             .runs(before, limit.unwrap_or(50))
@@ -241,8 +247,12 @@ pub async fn get_runs(
 }
 
 #[server(prefix = "/fn", endpoint = "run")]
-pub async fn get_run(lab: String, id: i64) -> Result<RunDetail, ApiError> {
-    guarded(async move { open(&lab, Access::Read, &None).await?.run(id).await }).await
+pub async fn get_run(lab: String, id: String) -> Result<RunDetail, ApiError> {
+    guarded(async move {
+        let id = whole_number("id", &id)?;
+        open(&lab, Access::Read, &None).await?.run(id).await
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "start_run")]
@@ -297,10 +307,11 @@ pub async fn send_batch(
 pub async fn send_again(
     lab: String,
     csrf: Option<String>,
-    id: i64,
+    id: String,
     and_run: Option<String>,
 ) -> Result<Sent, ApiError> {
     guarded(async move {
+        let id = whole_number("id", &id)?;
         open(&lab, Access::Write, &csrf)
             .await?
             .send_again(id, ticked(&and_run))
@@ -323,9 +334,10 @@ pub async fn get_topic(lab: String) -> Result<TopicView, ApiError> {
 pub async fn get_table(
     lab: String,
     name: String,
-    version: Option<i64>,
+    version: Option<String>,
 ) -> Result<TableView, ApiError> {
     guarded(async move {
+        let version = version.map(|v| whole_number("version", &v)).transpose()?;
         open(&lab, Access::Read, &None)
             .await?
             .table(&name, version)

@@ -12,14 +12,7 @@ use crate::pages::loaded;
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
     let lab = current_lab();
-    let id = move || {
-        let id = params
-            .read()
-            .get("id")
-            .and_then(|id| id.parse::<i64>().ok())
-            .unwrap_or(-1);
-        (lab.clone(), id)
-    };
+    let id = move || (lab.clone(), params.read().get("id").unwrap_or_default());
     view! {
         {loaded(id, |(lab, id)| get_run(lab, id), |run: RunDetail| {
             let r = &run.run;

@@ -14,8 +14,7 @@ pub fn RunsPage() -> impl IntoView {
     let lab = current_lab();
     let page = move || {
         let q = query.read();
-        let number = |name: &str| q.get(name).and_then(|v| v.parse::<i64>().ok());
-        (lab.clone(), number("before"), number("limit"))
+        (lab.clone(), q.get("before"), q.get("limit"))
     };
     view! {
         <h1>"Runs"</h1>

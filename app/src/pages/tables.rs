@@ -18,11 +18,7 @@ pub fn TablesPage() -> impl IntoView {
     let chosen = move || {
         let q = query.read();
         let name = q.get("table").unwrap_or_else(|| TABLES[0].to_string());
-        (
-            lab.clone(),
-            name,
-            q.get("version").and_then(|v| v.parse::<i64>().ok()),
-        )
+        (lab.clone(), name, q.get("version"))
     };
     view! {
         <h1>"Tables"</h1>

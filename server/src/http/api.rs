@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 
 use app::api::{Access, ApiError, Backend, Server};
+use app::error::whole_number;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -77,13 +78,7 @@ async fn open(
 
 /// A whole-number query parameter, or a 400 naming it.
 fn int_param(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
-    query
-        .get(name)
-        .map(|v| {
-            v.parse()
-                .map_err(|_| ApiError::field(name, format!("must be a whole number, got {v:?}")))
-        })
-        .transpose()
+    query.get(name).map(|v| whole_number(name, v)).transpose()
 }
 
 /// A true/false query parameter, or a 400 naming it.
