@@ -76,13 +76,15 @@ impl Server {
 
     async fn ok(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
         let answer = self.api(method, uri, token, body).await;
-        assert!(
-            answer.status.is_success(),
-            "{method} {uri}: {} {}",
-            answer.status,
-            answer.json
-        );
-        answer.json
+        answer.ok(&format!("{method} {uri}"))
+    }
+
+    /// Makes lab `name` as the instructor: its learner token.
+    async fn create_lab(&self, name: &str) -> String {
+        let made = self
+            .ok("POST", "/api/labs", Some(INSTRUCTOR), json!({"name": name}))
+            .await;
+        made["token"].as_str().unwrap().to_string()
     }
 
     async fn page(&self, uri: &str, cookie: Option<&str>) -> (StatusCode, String) {
@@ -338,17 +340,7 @@ async fn every_write_route_is_limited_in_rate_and_body() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_flood_signs_nobody_else_out() {
     let server = server("flood", true).await;
-    let learner = server
-        .ok(
-            "POST",
-            "/api/labs",
-            Some(INSTRUCTOR),
-            json!({"name": "ann"}),
-        )
-        .await["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let learner = server.create_lab("ann").await;
     let viewer = server
         .ok(
             "POST",
@@ -392,17 +384,7 @@ async fn a_login_flood_signs_nobody_else_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
     let server = server("mints", true).await;
-    let learner = server
-        .ok(
-            "POST",
-            "/api/labs",
-            Some(INSTRUCTOR),
-            json!({"name": "ann"}),
-        )
-        .await["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let learner = server.create_lab("ann").await;
     let mints = (0..16).map(|_| {
         server.api(
             "POST",

@@ -208,6 +208,19 @@ pub struct Answer {
     pub headers: axum::http::HeaderMap,
 }
 
+impl Answer {
+    /// The body of an answer that must be a success; `what` names the call when it is not.
+    pub fn ok(self, what: &str) -> serde_json::Value {
+        assert!(
+            self.status.is_success(),
+            "{what}: {} {}",
+            self.status,
+            self.json
+        );
+        self.json
+    }
+}
+
 /// Calls `router` with `request` and reads the whole answer.
 pub async fn call(router: axum::Router, request: axum::http::Request<axum::body::Body>) -> Answer {
     use http_body_util::BodyExt;
