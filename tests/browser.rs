@@ -58,11 +58,11 @@ struct Served {
 
 impl Served {
     /// Serves `state`; returns its base URL.
-    async fn start(state: reckon::http::AppState) -> (String, Self) {
+    async fn start(state: reckon::web::AppState) -> (String, Self) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(reckon::http::serve(listener, state, async {
+        let task = tokio::spawn(reckon::web::serve(listener, state, async {
             let _ = stopped.await;
         }));
         (base, Self { stop, task })
@@ -423,7 +423,7 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     );
     clear_artifacts();
     let lab = TestLab::new("browser-labs");
-    let labs = reckon::labs::LabsConfig {
+    let labs = reckon::service::labs::LabsConfig {
         instructor_token: Some(INSTRUCTOR.into()),
         max_runs: 2,
     };

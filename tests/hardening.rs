@@ -16,10 +16,10 @@ use common::{Answer, TestLab};
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use reckon::event::OrderEvent;
-use reckon::http::{AppState, Rates, app};
-use reckon::labs::LabsConfig;
+use reckon::engine::event::OrderEvent;
 use reckon::limit::Rate;
+use reckon::service::labs::LabsConfig;
+use reckon::web::{AppState, Rates, app};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
@@ -288,7 +288,7 @@ async fn every_write_route_is_limited_in_rate_and_body() {
         sign_ins: tiny,
         guesses: tiny,
     });
-    let mut routes = reckon::http::write_routes();
+    let mut routes = reckon::web::write_routes();
     for function in [
         "/fn/produce",
         "/fn/send_batch",
@@ -447,7 +447,7 @@ async fn half_sent_requests_are_closed_by_timeout() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(reckon::http::serve(listener, server.state.clone(), async {
+    let serving = tokio::spawn(reckon::web::serve(listener, server.state.clone(), async {
         let _ = stopped.await;
     }));
     let mut idle = vec![];
@@ -615,9 +615,9 @@ fn mutated_event() -> impl Strategy<Value = Value> {
 /// Whether an accepted event can be read back by everything downstream: its JSON parses to the
 /// same event, and its time prints in RFC 3339 within the years the tables hold.
 fn readable(event: &OrderEvent) -> bool {
-    let time = reckon::event::format_micros(event.event_time_micros);
+    let time = reckon::engine::event::format_micros(event.event_time_micros);
     OrderEvent::parse(event.to_json().as_bytes()).as_ref() == Ok(event)
-        && reckon::event::parse_time(&time) == Ok(event.event_time_micros)
+        && reckon::engine::event::parse_time(&time) == Ok(event.event_time_micros)
 }
 
 proptest! {

@@ -10,9 +10,9 @@ use std::path::Path;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::{Answer, SEED_BLOCK, TestLab};
-use reckon::http::{AppState, Rates, app};
-use reckon::labs::LabsConfig;
 use reckon::limit::Rate;
+use reckon::service::labs::LabsConfig;
+use reckon::web::{AppState, Rates, app};
 use serde_json::{Value, json};
 
 const INSTRUCTOR: &str = "instructor-token-for-tests";

@@ -41,7 +41,7 @@ fn course_with_dedup_prints_the_seed_block() {
     // The history kept every run: six pipeline steps and two checks, each check line by line.
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let history = reckon::history::History::open(&lab.data().join("history.sqlite"))
+        let history = reckon::store::History::open(&lab.data().join("history.sqlite"))
             .await
             .unwrap();
         let runs = history.runs("default", 100, None).await.unwrap();

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::TestLab;
 use http_body_util::BodyExt;
-use reckon::http::{AppState, app, serve};
+use reckon::web::{AppState, app, serve};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 

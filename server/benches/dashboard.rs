@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use reckon::check::{Finding, HourFigures, Report, Verdict};
-use reckon::http::{AppState, app};
-use reckon::streams::StreamRun;
+use reckon::engine::check::{Finding, HourFigures, Report, Verdict};
+use reckon::engine::flows::StreamRun;
+use reckon::web::{AppState, app};
 use reckon::{Config, Lab};
 use tower::ServiceExt;
 
@@ -79,7 +79,7 @@ async fn main() {
     );
 
     let site = tempfile::tempdir().unwrap();
-    let labs = reckon::labs::Labs::open(lab.config.clone(), Default::default())
+    let labs = reckon::service::labs::Labs::open(lab.config.clone(), Default::default())
         .await
         .unwrap();
     let state = AppState::new(labs, site.path().to_path_buf());

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reckon::broker::Started;
-use reckon::labs::{Labs, LabsConfig};
+use reckon::kafka::broker::Started;
+use reckon::service::labs::{Labs, LabsConfig};
 use reckon::{Config, Lab};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -117,8 +117,8 @@ async fn main() -> anyhow::Result<()> {
         burst: 1_000_000,
         per_second: 1_000_000.0,
     };
-    let state = reckon::http::AppState::new(labs, site.path().to_path_buf()).with_rates(
-        reckon::http::Rates {
+    let state = reckon::web::AppState::new(labs, site.path().to_path_buf()).with_rates(
+        reckon::web::Rates {
             sends: unlimited,
             writes: unlimited,
             ..Default::default()
@@ -127,7 +127,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(reckon::http::serve(listener, state, async {
+    let server = tokio::spawn(reckon::web::serve(listener, state, async {
         let _ = stopped.await;
     }));
 

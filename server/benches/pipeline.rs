@@ -381,7 +381,7 @@ async fn main() -> anyhow::Result<()> {
 /// A run after each batch (on top of what `lab` holds); their durations and stages.
 async fn incremental_runs(
     lab: &Lab,
-    batches: [Vec<reckon::event::OrderEvent>; 3],
+    batches: [Vec<reckon::engine::event::OrderEvent>; 3],
 ) -> anyhow::Result<(Vec<Duration>, Vec<Stages>)> {
     let (mut runs, mut stages) = (vec![], vec![]);
     for batch in &batches {

@@ -20,10 +20,10 @@ use rdkafka::consumer::Consumer;
 use rdkafka::{Offset, TopicPartitionList};
 use serde_json::Value;
 
-use crate::event::OrderEvent;
-use crate::lab::{Lab, Streams};
-use crate::streams::HOUR_MICROS as HOUR;
-use crate::tables::TableName;
+use crate::engine::event::OrderEvent;
+use crate::engine::flows::HOUR_MICROS as HOUR;
+use crate::engine::tables::TableName;
+use crate::service::lab::{Lab, Streams};
 
 const MINUTE: i64 = HOUR / 60;
 /// 2026-10-01T00:00:00Z in microseconds: the course's day.
@@ -338,8 +338,8 @@ pub fn peak_rss_mib() -> f64 {
 
 /// `hourly_sales` as (hour, orders, revenue) text, sorted: what both sides must agree on.
 pub async fn hourly_sales(lab: &Lab) -> anyhow::Result<Vec<(String, i64, String)>> {
-    let rows = crate::render::rows(lab, TableName::HourlySales).await?;
-    Ok(crate::render::json_rows(&rows)
+    let rows = crate::engine::render::rows(lab, TableName::HourlySales).await?;
+    Ok(crate::engine::render::json_rows(&rows)
         .into_iter()
         .map(|r| hour_row(&Value::Object(r)))
         .collect())

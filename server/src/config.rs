@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::crash::CrashPoint;
+use crate::engine::crash::CrashPoint;
 
 /// The Kafka version whose jars `kafka/fetch-jars.sh` fetches; the local broker runs from them.
 pub const KAFKA_VERSION: &str = "4.1.1";

@@ -1,26 +1,24 @@
-//! Reckon's engine: the three streams (Kafka -> bronze -> silver / gold), the check that proves them
-//! right, the local Kafka broker, and the lab (a data directory plus a topic) they all work on.
+//! Reckon: streaming pipelines on Delta Lake with Spark's semantics, on one machine, proved right.
+//!
+//! The layers, top to bottom (each uses only those below it):
+//! - [`web`]: axum routes, the JSON API, the guard every request passes.
+//! - [`service`]: the server's labs; per lab its runner, settings and the pages' backend.
+//! - [`access`]: tokens, sessions, roles and the registry of labs and tokens.
+//! - [`store`]: the run history in SQLite: runs, their flow events and check lines, sent events.
+//! - [`engine`]: the flows (bronze, silver, gold), the check, the Delta tables, events.
+//! - [`kafka`]: the Kafka client and the local broker.
+//!
+//! The plain types every layer shares with the pages live in `app::model`.
 
-pub mod auth;
+pub mod access;
 pub mod bench;
-pub mod broker;
-pub mod check;
 pub mod config;
-pub mod crash;
-pub mod dashboard;
-pub mod event;
-pub mod freshness;
-pub mod history;
-pub mod http;
+pub mod engine;
 pub mod kafka;
-pub mod lab;
-pub mod labs;
 pub mod limit;
-pub mod render;
-pub mod scenario;
-pub mod streams;
-pub mod tables;
-pub mod views;
+pub mod service;
+pub mod store;
+pub mod web;
 
 pub use config::Config;
-pub use lab::Lab;
+pub use service::lab::Lab;

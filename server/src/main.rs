@@ -7,13 +7,15 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use app::api::Backend;
 use clap::{Parser, Subcommand};
-use reckon::crash::CrashPoint;
-use reckon::event::OrderEvent;
-use reckon::lab::Streams;
-use reckon::labs::{Labs, LabsConfig};
-use reckon::scenario::Scenario;
-use reckon::tables::TableName;
-use reckon::{Config, Lab, config, http, render};
+use reckon::engine::crash::CrashPoint;
+use reckon::engine::event::OrderEvent;
+use reckon::engine::render;
+use reckon::engine::scenario::Scenario;
+use reckon::engine::tables::TableName;
+use reckon::service::lab::Streams;
+use reckon::service::labs::{Labs, LabsConfig};
+use reckon::web;
+use reckon::{Config, Lab, config};
 
 /// Runs a shop's streaming pipeline (Kafka -> bronze -> silver / gold) and proves it right.
 #[derive(Parser)]
@@ -190,10 +192,10 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
 async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::Result<ExitCode> {
     match action {
         "start" => match broker.start().await? {
-            reckon::broker::Started::AlreadyRunning => {
+            reckon::kafka::broker::Started::AlreadyRunning => {
                 println!("running on 127.0.0.1:{}", broker.port)
             }
-            reckon::broker::Started::Now { pid } => {
+            reckon::kafka::broker::Started::Now { pid } => {
                 println!(
                     "started on 127.0.0.1:{} (pid {pid}, home {})",
                     broker.port,
@@ -337,7 +339,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(report.exit_code() as u8));
         }
         Command::Freshness { json } => {
-            let freshness = reckon::freshness::freshness(&lab, chrono::Utc::now()).await?;
+            let freshness = reckon::service::freshness::freshness(&lab, chrono::Utc::now()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&freshness)?);
             } else {
@@ -394,14 +396,14 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
             }
-            let state = http::AppState::new(labs, site).with_rates(http::Rates {
+            let state = web::AppState::new(labs, site).with_rates(web::Rates {
                 sends: reckon::limit::Rate {
                     burst: produce_burst,
                     per_second: produce_rate,
                 },
                 ..Default::default()
             });
-            http::serve(listener, state, http::shutdown_signal()).await?;
+            web::serve(listener, state, web::shutdown_signal()).await?;
         }
         Command::Table { name, json } => {
             let name = TableName::parse(&name)?;

@@ -182,7 +182,7 @@ impl TestLab {
 
     /// The dashboard's state for this folder, single-user; `site` holds the built wasm/JS/CSS
     /// (may be empty).
-    pub async fn dashboard(&self, site: &Path) -> reckon::http::AppState {
+    pub async fn dashboard(&self, site: &Path) -> reckon::web::AppState {
         self.server(site, self.config(), Default::default()).await
     }
 
@@ -191,12 +191,12 @@ impl TestLab {
         &self,
         site: &Path,
         config: reckon::Config,
-        labs: reckon::labs::LabsConfig,
-    ) -> reckon::http::AppState {
-        let labs = reckon::labs::Labs::open(config, labs)
+        labs: reckon::service::labs::LabsConfig,
+    ) -> reckon::web::AppState {
+        let labs = reckon::service::labs::Labs::open(config, labs)
             .await
             .expect("open the labs");
-        reckon::http::AppState::new(labs, site.to_path_buf())
+        reckon::web::AppState::new(labs, site.to_path_buf())
     }
 }
 

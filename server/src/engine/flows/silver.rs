@@ -10,9 +10,9 @@ use deltalake::kernel::Transaction;
 use deltalake::kernel::transaction::CommitProperties;
 
 use super::{SourceRange, StreamError, StreamRun, pending, query_bronze_changes};
-use crate::crash::{CrashPoint, Moment};
-use crate::lab::Lab;
-use crate::tables::{self, TableError, TableName};
+use crate::engine::crash::{CrashPoint, Moment};
+use crate::engine::tables::{self, TableError, TableName};
+use crate::service::lab::Lab;
 
 /// The `txn` app id under which silver stores the bronze version it has processed.
 pub const APP_ID: &str = "orders/bronze_orders";

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::AppState;
-use crate::auth::{SESSION_COOKIE, Who};
+use crate::access::{SESSION_COOKIE, Who};
 
 /// `POST /login` with `token` (and `next`, the page to return to): on success a session cookie
 /// and a redirect to the lab; on failure back to the form, which says so.

@@ -11,9 +11,9 @@ use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use serde_json::{Map, Value};
 
-use crate::event::{format_cents, format_micros};
-use crate::lab::Lab;
-use crate::tables::{TableError, TableName};
+use crate::engine::event::{format_cents, format_micros};
+use crate::engine::tables::{TableError, TableName};
+use crate::service::lab::Lab;
 
 /// Every row of a table, sorted by its key; a table not created yet has none.
 pub async fn rows(lab: &Lab, name: TableName) -> Result<Vec<RecordBatch>, TableError> {

@@ -21,10 +21,10 @@ use super::{
     DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun,
     pending, query_bronze_changes, show_time,
 };
-use crate::crash::{CrashPoint, Moment};
-use crate::event::format_micros;
-use crate::lab::Lab;
-use crate::tables::{self, TableError, TableName};
+use crate::engine::crash::{CrashPoint, Moment};
+use crate::engine::event::format_micros;
+use crate::engine::tables::{self, TableError, TableName};
+use crate::service::lab::Lab;
 
 /// The `txn` app id under which gold stores the bronze version its output and state cover.
 pub const APP_ID: &str = "hourly_sales/bronze_orders";

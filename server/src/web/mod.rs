@@ -26,7 +26,7 @@ use leptos_axum::{
 };
 use tokio::sync::watch;
 
-use crate::labs::Labs;
+use crate::service::labs::Labs;
 pub use guard::Rates;
 pub use serve::{Timeouts, serve, serve_with, shutdown_signal};
 

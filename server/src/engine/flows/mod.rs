@@ -14,9 +14,9 @@ use deltalake::DeltaTable;
 use deltalake::delta_datafusion::DeltaCdfTableProvider;
 use serde::Serialize;
 
-use crate::event::format_micros;
+use crate::engine::event::format_micros;
+use crate::engine::tables::{TableError, table_name};
 use crate::kafka::KafkaError;
-use crate::tables::{TableError, table_name};
 
 /// The watermark's delay behind the latest event time: 1 hour (SPEC §3).
 pub const DELAY_MICROS: i64 = 3_600_000_000;
@@ -165,7 +165,7 @@ impl fmt::Display for StreamRun {
 /// The bronze commits a downstream stream has not processed yet, first and last inclusive.
 pub(crate) fn pending(bronze: &DeltaTable, processed: Option<i64>) -> Option<(i64, i64)> {
     let first = processed.map_or(0, |v| v + 1);
-    let last = crate::tables::version(bronze);
+    let last = crate::engine::tables::version(bronze);
     (first <= last).then_some((first, last))
 }
 

@@ -13,11 +13,11 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 use app::model::{ProducedEvent, RunsPage, StreamBar, TimelineRun, VerdictAt};
 
-use crate::check::Report;
 use crate::config::DEFAULT_LAB;
-use crate::event::{OrderEvent, format_cents, format_micros};
+use crate::engine::check::Report;
+use crate::engine::event::{OrderEvent, format_cents, format_micros};
+use crate::engine::flows::StreamRun;
 use crate::kafka::Sent;
-use crate::streams::StreamRun;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -691,7 +691,7 @@ async fn insert_token(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::streams::StreamRun;
+    use crate::engine::flows::StreamRun;
 
     #[tokio::test]
     async fn a_run_is_recorded_with_its_streams_and_pages_newest_first() {

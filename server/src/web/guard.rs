@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use super::api::Failure;
-use crate::auth;
+use crate::access;
 use crate::config::DEFAULT_LAB;
 use crate::limit::{Limit, Rate};
 
@@ -138,7 +138,7 @@ pub async fn limit_writes(State(state): State<AppState>, request: Request, next:
         if path == "/login" {
             take(&limits.sign_ins, "sign-ins", &[address.as_bytes()])?;
         }
-        if client.is_none() && auth::bearer(headers).is_some() {
+        if client.is_none() && access::bearer(headers).is_some() {
             take(
                 &limits.guesses,
                 "tries of unknown tokens",

@@ -17,10 +17,10 @@ use futures::Stream;
 use serde_json::Value;
 
 use super::AppState;
-use crate::auth;
+use crate::access;
 use crate::config::DEFAULT_LAB;
-use crate::dashboard::Dashboard;
-use crate::views;
+use crate::service::dashboard::Dashboard;
+use crate::service::views;
 
 /// An API error as an HTTP answer: the status says what kind, the body says what to do.
 pub struct Failure(ApiError);
@@ -273,7 +273,7 @@ pub async fn create_lab(
     };
     let created = state
         .labs
-        .create_lab(&headers, &name, auth::csrf_header(&headers))
+        .create_lab(&headers, &name, access::csrf_header(&headers))
         .await?;
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
@@ -285,7 +285,7 @@ pub async fn delete_lab(
 ) -> Result<StatusCode, Failure> {
     state
         .labs
-        .delete_lab(&headers, params.lab(), auth::csrf_header(&headers))
+        .delete_lab(&headers, params.lab(), access::csrf_header(&headers))
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -297,7 +297,7 @@ pub async fn viewer_token(
 ) -> Result<Response, Failure> {
     let token = state
         .labs
-        .viewer_token(&headers, params.lab(), auth::csrf_header(&headers))
+        .viewer_token(&headers, params.lab(), access::csrf_header(&headers))
         .await?;
     Ok((StatusCode::CREATED, Json(token)).into_response())
 }

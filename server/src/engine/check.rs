@@ -13,11 +13,11 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use serde::Serialize;
 
-use crate::event::format_cents;
-use crate::lab::Lab;
-use crate::streams::gold::GoldState;
-use crate::streams::{HOUR_MICROS, StreamError, bronze};
-use crate::tables::{self, TableError, TableName};
+use crate::engine::event::format_cents;
+use crate::engine::flows::gold::GoldState;
+use crate::engine::flows::{HOUR_MICROS, StreamError, bronze};
+use crate::engine::tables::{self, TableError, TableName};
+use crate::service::lab::Lab;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -197,7 +197,7 @@ pub async fn run(lab: &Lab) -> Result<Report, CheckError> {
     Ok(Report {
         findings,
         bronze_events: events,
-        watermark: watermark.map(crate::event::format_micros),
+        watermark: watermark.map(crate::engine::event::format_micros),
     })
 }
 
@@ -316,7 +316,7 @@ fn hours(batches: &[RecordBatch], watermark: Option<i64>) -> Vec<Finding> {
                 None => (Verdict::Waiting, format!("{h} is not written yet: the watermark has not passed its end")),
             };
             let figures = HourFigures {
-                hour: crate::event::format_micros(r.hour),
+                hour: crate::engine::event::format_micros(r.hour),
                 orders: r.counted.map(|c| c.0),
                 revenue: r.counted.map(|c| format_cents(c.1)),
                 bronze_orders: known,

@@ -17,11 +17,11 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::{PartitionRange, SourceRange, StreamError, StreamRun};
-use crate::crash::{CrashPoint, Moment};
-use crate::event::OrderEvent;
+use crate::engine::crash::{CrashPoint, Moment};
+use crate::engine::event::OrderEvent;
+use crate::engine::tables::{self, TableError, TableName};
 use crate::kafka::{Kafka, KafkaError};
-use crate::lab::Lab;
-use crate::tables::{self, TableError, TableName};
+use crate::service::lab::Lab;
 
 /// How long bronze waits for the next message of a range it knows exists.
 const STALL_TIMEOUT: Duration = Duration::from_secs(30);

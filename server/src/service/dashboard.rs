@@ -14,16 +14,16 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::check::{self, Verdict};
 use crate::config::DEFAULT_LAB;
-use crate::event::{OrderEvent, format_micros};
-use crate::freshness;
-use crate::lab::{Lab, LabError};
-use crate::scenario::Scenario;
-use crate::streams::gold::GoldState;
-use crate::streams::{HOUR_MICROS, StreamError};
-use crate::tables::{Fingerprint, TableName};
-use crate::views;
+use crate::engine::check::{self, Verdict};
+use crate::engine::event::{OrderEvent, format_micros};
+use crate::engine::flows::gold::GoldState;
+use crate::engine::flows::{HOUR_MICROS, StreamError};
+use crate::engine::scenario::Scenario;
+use crate::engine::tables::{Fingerprint, TableName};
+use crate::service::freshness;
+use crate::service::lab::{Lab, LabError};
+use crate::service::views;
 
 /// Recent events the produce page lists.
 const RECENT_EVENTS: i64 = 20;
@@ -142,7 +142,7 @@ impl Dashboard {
         let _ = self.live.send(format!("{{\"event\":\"{what}\"}}"));
     }
 
-    fn history(&self) -> Result<&crate::history::History, ApiError> {
+    fn history(&self) -> Result<&crate::store::History, ApiError> {
         self.lab
             .history()
             .ok_or_else(|| ApiError::Failed("this lab keeps no history".into()))

@@ -3,15 +3,15 @@
 
 use std::path::PathBuf;
 
-use crate::broker::{BrokerError, Started};
-use crate::check::{self, CheckError, Report};
 use crate::config::Config;
-use crate::event::OrderEvent;
-use crate::history::{History, HistoryError};
+use crate::engine::check::{self, CheckError, Report};
+use crate::engine::event::OrderEvent;
+use crate::engine::flows::{self, StreamError, StreamRun};
+use crate::engine::scenario::{Scenario, ScenarioError, Step};
+use crate::engine::tables::{TableError, Tables};
+use crate::kafka::broker::{BrokerError, Started};
 use crate::kafka::{Kafka, KafkaError, Producer, Sent, SharedClients};
-use crate::scenario::{Scenario, ScenarioError, Step};
-use crate::streams::{self, StreamError, StreamRun};
-use crate::tables::{TableError, Tables};
+use crate::store::{History, HistoryError};
 
 mod lock;
 
@@ -290,13 +290,13 @@ impl Lab {
         runs: &mut Vec<StreamRun>,
     ) -> Result<(), LabError> {
         if let (Streams::All | Streams::Bronze, Some(kafka)) = (which, kafka) {
-            runs.push(streams::bronze::run(self, kafka).await?);
+            runs.push(flows::bronze::run(self, kafka).await?);
         }
         if matches!(which, Streams::All | Streams::Silver) {
-            runs.push(streams::silver::run(self).await?);
+            runs.push(flows::silver::run(self).await?);
         }
         if matches!(which, Streams::All | Streams::Gold) {
-            runs.push(streams::gold::run(self, dedup).await?);
+            runs.push(flows::gold::run(self, dedup).await?);
         }
         Ok(())
     }

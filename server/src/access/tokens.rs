@@ -5,7 +5,7 @@ use app::api::ApiError;
 use argon2::Argon2;
 use password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 
-use crate::history::StoredToken;
+use crate::store::StoredToken;
 
 /// A freshly made token: the plain text (shown once) and what is stored.
 pub struct MadeToken {

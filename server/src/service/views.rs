@@ -11,15 +11,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::check::{Finding, Report, Verdict};
-use crate::dashboard::{failed, verdict_word};
-use crate::event::OrderEvent;
+use crate::engine::check::{Finding, Report, Verdict};
+use crate::engine::event::OrderEvent;
+use crate::engine::flows::gold::GoldState;
+use crate::engine::flows::{HOUR_MICROS, bronze, pending, silver};
+use crate::engine::render;
+use crate::engine::tables::{self, TableName};
 use crate::kafka::Kafka;
-use crate::lab::Lab;
-use crate::render;
-use crate::streams::gold::GoldState;
-use crate::streams::{HOUR_MICROS, bronze, pending, silver};
-use crate::tables::{self, TableName};
+use crate::service::dashboard::{failed, verdict_word};
+use crate::service::lab::Lab;
 
 /// Rows the tables page shows of a table.
 const TABLE_ROWS_SHOWN: usize = 200;
@@ -37,7 +37,7 @@ pub fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, ApiErr
 
 /// `HH:MM` of a time in microseconds, as the check prints hours.
 pub fn clock(micros: i64) -> String {
-    crate::freshness::clock(micros, false)
+    crate::service::freshness::clock(micros, false)
 }
 
 /// The produce form's fields as an event (SPEC §1), or the first field that is wrong.
@@ -292,7 +292,7 @@ fn explain_waiting(hour: i64, watermark: Option<i64>) -> String {
         "Not final yet: the watermark ({}) has not passed {}. It closes once an order placed at {} or later arrives.",
         watermark.map(clock).unwrap_or_else(|| "not set".into()),
         clock(end),
-        clock(end + crate::streams::DELAY_MICROS)
+        clock(end + crate::engine::flows::DELAY_MICROS)
     )
 }
 
@@ -530,7 +530,7 @@ pub async fn pipeline(lab: &Lab) -> Result<PipelineView, ApiError> {
         (
             TableName::HourlySales,
             "gold",
-            crate::streams::gold::APP_ID,
+            crate::engine::flows::gold::APP_ID,
             "orders and revenue per hour",
         ),
     ] {

@@ -7,10 +7,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::event::OrderEvent;
+use crate::engine::event::OrderEvent;
 
 /// The course scenario whose check output SPEC §4 quotes.
-pub const COURSE: &str = include_str!("../../scenarios/course.json");
+pub const COURSE: &str = include_str!("../../../scenarios/course.json");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {

@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::history::HistoryError;
-use crate::lab::{Lab, LabError};
-use crate::streams::gold::GoldState;
-use crate::streams::{DELAY_MICROS, HOUR_MICROS};
-use crate::tables::TableName;
+use crate::engine::flows::gold::GoldState;
+use crate::engine::flows::{DELAY_MICROS, HOUR_MICROS};
+use crate::engine::tables::TableName;
+use crate::service::lab::{Lab, LabError};
+use crate::store::HistoryError;
 
 /// Green: runs and checks pass. Amber: nothing wrong, but nothing checked yet. Red: the last run
 /// failed or the last check found a problem.
@@ -45,7 +45,7 @@ fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
 
 /// The lab's freshness as of `now`.
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
-    let hours = crate::render::rows(lab, TableName::HourlySales).await?;
+    let hours = crate::engine::render::rows(lab, TableName::HourlySales).await?;
     let last_written = hours
         .iter()
         .filter_map(|b| {
@@ -122,9 +122,9 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
             Light::Red => "red",
         }
         .into(),
-        final_through: last_written.map(crate::event::format_micros),
-        next_hour: next_hour.map(crate::event::format_micros),
-        closes_with_order_at: closes_at.map(crate::event::format_micros),
+        final_through: last_written.map(crate::engine::event::format_micros),
+        next_hour: next_hour.map(crate::engine::event::format_micros),
+        closes_with_order_at: closes_at.map(crate::engine::event::format_micros),
         last_run_at,
         last_check,
         sentences,
@@ -134,7 +134,7 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
 /// When the last run finished, whether it failed, and the last check's verdict (`passed` or
 /// `problem`).
 async fn last_run(
-    history: &crate::history::History,
+    history: &crate::store::History,
     lab: &str,
 ) -> Result<(Option<String>, bool, Option<String>), HistoryError> {
     let Some(last) = history.last_finished_run(lab).await? else {

@@ -1,6 +1,8 @@
 //! Talking to Kafka: topics (create, delete and wait, partitions, log offsets), the idempotent
 //! producer, and the consumer settings bronze reads with. Offsets are never committed to a group.
 
+pub mod broker;
+
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};

@@ -10,13 +10,13 @@ use app::model::{LabSummary, NewToken, SessionView};
 use chrono::Utc;
 use tokio::sync::Semaphore;
 
-use crate::auth::{self, Auth, Caller, Who};
+use crate::access::{self, Auth, Caller, Who};
 use crate::config::{Config, DEFAULT_LAB, validate_lab_name};
-use crate::dashboard::{Dashboard, failed};
-use crate::freshness;
-use crate::history::History;
 use crate::kafka::SharedClients;
-use crate::lab::{Lab, LabError};
+use crate::service::dashboard::{Dashboard, failed};
+use crate::service::freshness;
+use crate::service::lab::{Lab, LabError};
+use crate::store::History;
 
 /// How the server's labs are run and guarded.
 #[derive(Clone)]
@@ -162,7 +162,7 @@ impl Labs {
         access: Access,
     ) -> Result<Arc<Dashboard>, ApiError> {
         let caller = self.auth.caller(headers).await?;
-        self.allow(&caller, name, access, auth::csrf_header(headers))
+        self.allow(&caller, name, access, access::csrf_header(headers))
     }
 
     /// The labs `who` may open: all for the instructor, their own and the public ones for others.

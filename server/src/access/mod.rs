@@ -12,8 +12,8 @@ use app::api::{Access, ApiError};
 use blake2::{Blake2s256, Digest};
 use tokio::sync::Semaphore;
 
-use crate::history::History;
 use crate::limit::{Limit, Rate};
+use crate::store::History;
 
 mod tokens;
 
