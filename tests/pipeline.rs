@@ -3,6 +3,7 @@
 
 mod common;
 
+use app::model::{DropReason, FlowStatus, RunStatus, Verdict};
 use common::{SEED_BLOCK, TestLab, stderr, stdout};
 
 #[test]
@@ -48,34 +49,32 @@ fn course_with_dedup_prints_the_seed_block() {
         assert_eq!(runs.len(), 8);
         assert!(
             runs.iter()
-                .all(|r| r.status == "succeeded" && r.generation == 1)
+                .all(|r| r.status == RunStatus::Succeeded && r.generation == 1)
         );
         let last = history.run(runs[0].id).await.unwrap().unwrap();
-        let lines: Vec<String> = last
-            .findings
-            .iter()
-            .map(|f| {
-                format!(
-                    "{:<8}{}",
-                    f["verdict"].as_str().unwrap(),
-                    f["text"].as_str().unwrap()
-                )
-            })
-            .collect();
-        assert_eq!(lines.join("\n") + "\n", SEED_BLOCK);
+        let lines: String = last.findings.iter().map(|f| format!("{f}\n")).collect();
+        assert_eq!(lines, SEED_BLOCK);
         let late = last
             .findings
             .iter()
-            .find(|f| f["verdict"] == "late")
+            .find(|f| f.verdict == Verdict::Late)
             .unwrap();
-        assert_eq!(
-            (late["orders"].as_i64(), late["bronze_orders"].as_i64()),
-            (Some(3), Some(4))
-        );
+        assert_eq!((late.orders, late.bronze_orders), (Some(3), Some(4)));
+        // The last run checked: its check is a flow of the run, with its own event.
+        let check = last.check.as_ref().expect("the check's event");
+        assert_eq!(check.status, FlowStatus::Completed);
         let gold = history.run(runs[3].id).await.unwrap().unwrap();
-        assert_eq!(gold.streams[2]["stream"], "gold");
         assert_eq!(
-            gold.streams[2]["dropped"][0]["order_id"], 1006,
+            gold.streams
+                .iter()
+                .map(|s| s.flow.as_str())
+                .collect::<Vec<_>>(),
+            ["bronze", "silver", "gold"]
+        );
+        let dropped = &gold.streams[2].dropped[0];
+        assert_eq!(
+            (dropped.order_id, dropped.reason),
+            (1006, DropReason::Late),
             "the run that dropped 1006 as late"
         );
     });

@@ -5,10 +5,10 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
 use crate::api::{ApiError, StartRun};
-use crate::model::{RunStarted, SessionView};
+use crate::model::{RunStarted, RunStatus, SessionView, Verdict};
 
 /// The lab every unscoped page and API route works on.
-pub const DEFAULT_LAB: &str = "default";
+pub use crate::model::DEFAULT_LAB;
 
 /// The lab a path shows: `/labs/ann/runs` is lab `ann`; a path outside `/labs/<lab>` is `default`.
 pub fn lab_of_path(path: &str) -> String {
@@ -195,10 +195,10 @@ pub fn form_error<T: Clone + Send + Sync + 'static>(
 /// A run's outcome, as a sentence with a link to it.
 #[component]
 pub fn RunOutcome(run: RunStarted) -> impl IntoView {
-    let text = match run.status.as_str() {
-        "running" => format!("Run #{} started.", run.id),
-        "succeeded" => format!("Run #{} succeeded.", run.id),
-        _ => format!(
+    let text = match run.status {
+        RunStatus::Running => format!("Run #{} started.", run.id),
+        RunStatus::Succeeded => format!("Run #{} succeeded.", run.id),
+        RunStatus::Failed => format!(
             "Run #{} failed: {}",
             run.id,
             run.error.clone().unwrap_or_default()
@@ -240,9 +240,8 @@ pub fn RunButton() -> impl IntoView {
 
 /// A verdict as a coloured word.
 #[component]
-pub fn VerdictBadge(verdict: String) -> impl IntoView {
-    let class = format!("verdict {}", verdict.to_lowercase());
-    view! { <span class=class>{verdict}</span> }
+pub fn VerdictBadge(verdict: Verdict) -> impl IntoView {
+    view! { <span class=format!("verdict {verdict}")>{verdict.word()}</span> }
 }
 
 /// An RFC 3339 time shown as `YYYY-MM-DD HH:MM:SS` (UTC), the way the check prints times.

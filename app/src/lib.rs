@@ -14,7 +14,8 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::hooks::use_location;
 use leptos_router::{SsrMode, path};
 
-use crate::components::{DEFAULT_LAB, Session, lab_href, lab_of_path};
+use crate::components::{Session, lab_href, lab_of_path};
+use crate::model::{DEFAULT_LAB, Role};
 pub use components::Live;
 
 /// Routes of the dashboard's pages, in the order the navigation shows them.
@@ -140,9 +141,9 @@ fn LabPicker(session: model::SessionView, current: String) -> impl IntoView {
         .filter(|l| **l != current)
         .cloned()
         .collect();
-    let overview = matches!(session.role.as_str(), "local" | "instructor");
-    let who = match (session.role.as_str(), &session.lab) {
-        ("local", _) => None,
+    let overview = matches!(session.role, Role::Local | Role::Instructor);
+    let who = match (session.role, &session.lab) {
+        (Role::Local, _) => None,
         (role, Some(lab)) => Some(format!("{role} of {lab}")),
         (role, None) => Some(role.to_string()),
     };
@@ -160,10 +161,10 @@ fn LabPicker(session: model::SessionView, current: String) -> impl IntoView {
                     </ul>
                 </details>
             })}
-            {who.map(|w| view! { <span class="who" data-role=session.role.clone()>{w}</span> })}
-            {match (session.auth, session.role.as_str()) {
+            {who.map(|w| view! { <span class="who" data-role=session.role.as_str()>{w}</span> })}
+            {match (session.auth, session.role) {
                 (false, _) => None,
-                (true, "anonymous") => Some(view! { <a class="sign-in" href="/login">"Sign in"</a> }.into_any()),
+                (true, Role::Anonymous) => Some(view! { <a class="sign-in" href="/login">"Sign in"</a> }.into_any()),
                 (true, _) => Some(view! {
                     <form method="post" action="/logout" class="sign-out">
                         <button type="submit">"Sign out"</button>

@@ -5,11 +5,10 @@
 
 use std::time::{Duration, Instant};
 
+use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use reckon::engine::check::{Finding, HourFigures, Report, Verdict};
-use reckon::engine::flows::StreamRun;
 use reckon::web::{AppState, app};
 use reckon::{Config, Lab};
 use tower::ServiceExt;
@@ -17,37 +16,29 @@ use tower::ServiceExt;
 const RUNS: usize = 1000;
 const ROUNDS: usize = 20;
 
-fn report() -> Report {
-    let hour = |h: u32, verdict, text: &str| Finding {
-        verdict,
-        text: text.into(),
-        figures: Some(HourFigures {
-            hour: format!("2026-10-01T{h:02}:00:00Z"),
-            orders: Some(2),
-            revenue: Some("55.00".into()),
-            bronze_orders: 2,
-            bronze_revenue: "55.00".into(),
-        }),
+fn check_lines() -> Vec<CheckLine> {
+    let hour = |h: u32, verdict, text: &str| CheckLine {
+        hour: Some(format!("2026-10-01T{h:02}:00:00Z")),
+        orders: Some(2),
+        revenue: Some("55.00".into()),
+        bronze_orders: Some(2),
+        bronze_revenue: Some("55.00".into()),
+        ..CheckLine::says(verdict, text.into())
     };
-    Report {
-        bronze_events: 11,
-        findings: vec![
-            Finding {
-                verdict: Verdict::Ok,
-                text: "bronze_orders has 11 events, each offset once".into(),
-                figures: None,
-            },
-            hour(
-                9,
-                Verdict::Late,
-                "09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50",
-            ),
-            hour(10, Verdict::Ok, "10:00 2 orders, 55.00"),
-            hour(11, Verdict::Ok, "11:00 1 order, 18.25"),
-            hour(12, Verdict::Waiting, "12:00 is not written yet"),
-        ],
-        watermark: Some("2026-10-01T12:20:00Z".into()),
-    }
+    vec![
+        CheckLine::says(
+            Verdict::Ok,
+            "bronze_orders has 11 events, each offset once".into(),
+        ),
+        hour(
+            9,
+            Verdict::Late,
+            "09:00 counted 3 orders, 68.50; bronze has 4 orders, 90.50",
+        ),
+        hour(10, Verdict::Ok, "10:00 2 orders, 55.00"),
+        hour(11, Verdict::Ok, "11:00 1 order, 18.25"),
+        hour(12, Verdict::Waiting, "12:00 is not written yet"),
+    ]
 }
 
 #[tokio::main]
@@ -55,23 +46,21 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let lab = Lab::open(Config::new(dir.path())).await.unwrap();
     let history = lab.history().unwrap().clone();
-    let report = report();
+    let lines = check_lines();
     let started = Instant::now();
     for i in 0..RUNS {
         let id = history.start_run("default", "bench").await.unwrap();
-        let streams: Vec<StreamRun> = ["bronze", "silver", "gold"]
+        let events: Vec<FlowRun> = ["bronze", "silver", "gold", "check"]
             .into_iter()
             .map(|name| {
-                let mut run = StreamRun::new(name);
-                run.rows_read = (i % 7) as u64;
-                run.rows_written = (i % 5) as u64;
-                run
+                let mut event = FlowRun::starting(name, None, "2026-10-01T12:00:00Z".into());
+                event.status = FlowStatus::Completed;
+                event.figures.rows_read = (i % 7) as u64;
+                event.figures.rows_written = (i % 5) as u64;
+                event
             })
             .collect();
-        history
-            .finish_run(id, &streams, Some(&report), None)
-            .await
-            .unwrap();
+        history.finish_run(id, &events, &lines, None).await.unwrap();
     }
     println!(
         "recorded {RUNS} runs in {:.1} s",

@@ -180,7 +180,7 @@ pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
     let streams = started.elapsed();
     let ms = |name: &str| {
         runs.iter()
-            .find(|r| r.stream == name)
+            .find(|r| r.flow == name)
             .map_or(Duration::ZERO, |r| Duration::from_millis(r.duration_ms))
     };
     let started = Instant::now();
@@ -189,7 +189,7 @@ pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
     if report.has_problem() {
         anyhow::bail!("the check found a problem:\n{report}");
     }
-    let bronze = runs.iter().find(|r| r.stream == "bronze");
+    let bronze = runs.iter().find(|r| r.flow == "bronze");
     // The stream's own figures leave out opening the lab; the rest of the wall time is bronze's
     // (it connects to Kafka), so the three add up to what the run took.
     let (silver, gold) = (ms("silver"), ms("gold"));
@@ -198,7 +198,7 @@ pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
         silver,
         gold,
         check,
-        events: bronze.map_or(0, |r| r.rows_read),
+        events: bronze.map_or(0, |r| r.figures.rows_read),
         checked: report.bronze_events as u64,
         problems: vec![],
     })
@@ -338,7 +338,7 @@ pub fn peak_rss_mib() -> f64 {
 
 /// `hourly_sales` as (hour, orders, revenue) text, sorted: what both sides must agree on.
 pub async fn hourly_sales(lab: &Lab) -> anyhow::Result<Vec<(String, i64, String)>> {
-    let rows = crate::engine::render::rows(lab, TableName::HourlySales).await?;
+    let rows = crate::engine::render::rows(&lab.tables, TableName::HourlySales).await?;
     Ok(crate::engine::render::json_rows(&rows)
         .into_iter()
         .map(|r| hour_row(&Value::Object(r)))

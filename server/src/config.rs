@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use app::model::DEFAULT_LAB;
+
 use crate::engine::crash::CrashPoint;
 
 /// The Kafka version whose jars `kafka/fetch-jars.sh` fetches; the local broker runs from them.
@@ -97,9 +99,6 @@ impl Config {
         self.brokers.is_none()
     }
 }
-
-/// The lab the unscoped pages, API routes and commands work on.
-pub const DEFAULT_LAB: &str = "default";
 
 /// Checks a lab's name: it becomes a folder, a topic suffix and a part of URLs.
 pub fn validate_lab_name(name: &str) -> Result<(), String> {

@@ -339,7 +339,8 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(report.exit_code() as u8));
         }
         Command::Freshness { json } => {
-            let freshness = reckon::service::freshness::freshness(&lab, chrono::Utc::now()).await?;
+            let freshness =
+                reckon::service::pages::freshness::freshness(&lab, chrono::Utc::now()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&freshness)?);
             } else {
@@ -373,7 +374,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             if produce_burst == 0 || !(produce_rate > 0.0) {
                 bail!("produce-burst, produce-rate: above 0");
             }
-            if lab.config.lab != reckon::config::DEFAULT_LAB {
+            if lab.config.lab != app::model::DEFAULT_LAB {
                 bail!("lab: the server serves every lab; start it without --lab");
             }
             // Start the local broker now, not at the first click.
@@ -407,7 +408,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Table { name, json } => {
             let name = TableName::parse(&name)?;
-            let batches = render::rows(&lab, name).await?;
+            let batches = render::rows(&lab.tables, name).await?;
             if json {
                 for row in render::json_rows(&batches) {
                     println!("{}", serde_json::Value::Object(row));

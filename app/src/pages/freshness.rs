@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::api::get_freshness;
 use crate::components::{RunButton, current_lab};
-use crate::model::Freshness;
+use crate::model::{Freshness, Light};
 use crate::pages::loaded;
 
 #[component]
@@ -12,14 +12,13 @@ pub fn FreshnessPage() -> impl IntoView {
     view! {
         <section class="freshness">
             {loaded(current_lab, get_freshness, |f: Freshness| {
-                let light = f.light.clone();
-                let label = match light.as_str() {
-                    "green" => "All good",
-                    "red" => "Needs attention",
-                    _ => "Not checked yet",
+                let label = match f.light {
+                    Light::Green => "All good",
+                    Light::Red => "Needs attention",
+                    Light::Amber => "Not checked yet",
                 };
                 view! {
-                    <div class=format!("light {light}") data-light=light.clone()>
+                    <div class=format!("light {}", f.light) data-light=f.light.as_str()>
                         <span class="lamp" aria-hidden="true"></span>
                         <span class="label">{label}</span>
                     </div>

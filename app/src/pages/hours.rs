@@ -43,9 +43,8 @@ fn hour_row(h: HourRow) -> impl IntoView {
         .iter()
         .map(|v| view! { <a class=format!("change {}", v.verdict) href=href(&format!("/runs/{}", v.run_id))>{format!("#{} {}", v.run_id, v.verdict)}</a>" " })
         .collect_view();
-    let (class, verdict) = (format!("hour {}", h.verdict), h.verdict.clone());
     view! {
-        <tr class=class data-hour=h.hour.clone() data-verdict=verdict>
+        <tr class=format!("hour {}", h.verdict) data-hour=h.hour.clone() data-verdict=h.verdict.as_str()>
             <td class="when">{hour_label(&h.hour)}</td>
             <td>{h.orders.map(|o| o.to_string()).unwrap_or_else(|| "-".into())}</td>
             <td>{h.revenue.unwrap_or_else(|| "-".into())}</td>

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::api::{ApiError, CreateLab, MakeViewerToken, get_labs};
 use crate::components::{CsrfField, ErrorLine, Live, field_error, lab_href, short_time};
-use crate::model::{LabSummary, NewToken};
+use crate::model::{CheckOutcome, LabSummary, NewToken};
 use crate::pages::loaded;
 
 #[component]
@@ -50,15 +50,15 @@ pub fn LabsPage() -> impl IntoView {
 }
 
 fn lab_row(lab: LabSummary, viewer: ServerAction<MakeViewerToken>) -> impl IntoView {
-    let check = lab.last_check.clone().unwrap_or_else(|| "none yet".into());
+    let check = lab.last_check.map_or("none yet", CheckOutcome::as_str);
     let (name, page) = (lab.name.clone(), lab_href(&lab.name, "/"));
     let (form_lab, button_lab) = (name.clone(), name.clone());
     view! {
         <tr data-lab=name.clone()>
             <td><a href=page rel="external">{name.clone()}</a>{lab.public.then_some(" (public)")}</td>
-            <td><span class=format!("lamp-small {}", lab.light) data-light=lab.light.clone()>{lab.light.clone()}</span></td>
+            <td><span class=format!("lamp-small {}", lab.light) data-light=lab.light.as_str()>{lab.light.as_str()}</span></td>
             <td>{lab.final_through.as_deref().map(short_time).unwrap_or_else(|| "-".into())}</td>
-            <td class=format!("check {check}")>{check.clone()}</td>
+            <td class=format!("check {check}")>{check}</td>
             <td>{lab.last_run_at.as_deref().map(short_time).unwrap_or_else(|| "-".into())}</td>
             <td>{lab.topic.clone()}</td>
             <td>
@@ -78,7 +78,7 @@ fn token_view(value: Signal<Option<Result<NewToken, ApiError>>>) -> impl IntoVie
     move || {
         match value.get() {
         Some(Ok(token)) => Some(view! {
-            <div class="new-token" data-token-lab=token.lab.clone() data-token-role=token.role.clone()>
+            <div class="new-token" data-token-lab=token.lab.clone() data-token-role=token.role.as_str()>
                 <p>{format!("The {} token of lab {} (shown once, keep it):", token.role, token.lab)}</p>
                 <code class="token">{token.token}</code>
             </div>

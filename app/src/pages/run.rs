@@ -5,7 +5,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::get_run;
 use crate::components::{VerdictBadge, current_lab, short_time};
-use crate::model::{RunDetail, SourceRange, StreamFigures};
+use crate::model::{FlowRun, RunDetail, SourceRange};
 use crate::pages::loaded;
 
 #[component]
@@ -55,7 +55,8 @@ fn covered(source: &SourceRange) -> String {
     }
 }
 
-fn stream_view(s: StreamFigures) -> impl IntoView {
+fn stream_view(s: FlowRun) -> impl IntoView {
+    let n = &s.figures;
     let dropped = (!s.dropped.is_empty()).then(|| view! {
         <details>
             <summary>{format!("{} events not counted", s.dropped.len())}</summary>
@@ -67,18 +68,18 @@ fn stream_view(s: StreamFigures) -> impl IntoView {
         </details>
     });
     view! {
-        <section class="stream" data-stream=s.stream.clone()>
-            <h2>{s.stream.clone()}</h2>
+        <section class="stream" data-stream=s.flow.clone()>
+            <h2>{s.flow.clone()}</h2>
             <dl>
-                <dt>"read"</dt><dd>{s.rows_read}</dd>
-                <dt>"written"</dt><dd>{s.rows_written}</dd>
-                <dt>"late"</dt><dd>{s.rows_late}</dd>
-                <dt>"duplicate"</dt><dd>{s.rows_duplicate}</dd>
-                <dt>"rejected"</dt><dd>{s.rows_rejected}</dd>
-                <dt>"covered"</dt><dd>{covered(&s.source)}</dd>
-                <dt>"table version"</dt><dd>{s.table_version.map(|v| v.to_string()).unwrap_or_else(|| "none (nothing committed)".into())}</dd>
+                <dt>"read"</dt><dd>{n.rows_read}</dd>
+                <dt>"written"</dt><dd>{n.rows_written}</dd>
+                <dt>"late"</dt><dd>{n.rows_late}</dd>
+                <dt>"duplicate"</dt><dd>{n.rows_duplicate}</dd>
+                <dt>"rejected"</dt><dd>{n.rows_rejected}</dd>
+                <dt>"covered"</dt><dd>{covered(&n.source)}</dd>
+                <dt>"table version"</dt><dd>{n.table_version.map(|v| v.to_string()).unwrap_or_else(|| "none (nothing committed)".into())}</dd>
                 <dt>"watermark"</dt>
-                <dd>{format!("{} -> {}", s.watermark_before.as_deref().map(short_time).unwrap_or_else(|| "none".into()), s.watermark_after.as_deref().map(short_time).unwrap_or_else(|| "none".into()))}</dd>
+                <dd>{format!("{} -> {}", n.watermark_before.as_deref().map(short_time).unwrap_or_else(|| "none".into()), n.watermark_after.as_deref().map(short_time).unwrap_or_else(|| "none".into()))}</dd>
                 <dt>"took"</dt><dd>{format!("{} ms", s.duration_ms)}</dd>
             </dl>
             {dropped}

@@ -5,7 +5,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::get_runs;
 use crate::components::{RunButton, current_lab, href, short_time};
-use crate::model::{RunsPage as Page, StreamBar, TimelineRun};
+use crate::model::{RunStatus, RunsPage as Page, StreamBar, TimelineRun};
 use crate::pages::loaded;
 
 #[component]
@@ -38,15 +38,14 @@ pub fn RunsPage() -> impl IntoView {
 
 #[component]
 fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
-    let status = run.run.status.clone();
+    let status = run.run.status;
     let check = run
         .check
-        .clone()
         .map(|c| view! { <span class=format!("verdict {c}")>{format!("check: {c}")}</span> });
     let bars = run
         .streams
         .iter()
-        .map(|bar| bar_view(bar, longest, &status))
+        .map(|bar| bar_view(bar, longest, status))
         .collect_view();
     let figures = run.streams.into_iter().map(figures_view).collect_view();
     view! {
@@ -55,7 +54,7 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
                 <a href=href(&format!("/runs/{}", run.run.id))>{format!("#{}", run.run.id)}</a>
                 <span class="when">{short_time(&run.run.started_at)}</span>
                 <span class="who">{run.run.started_by.clone()}</span>
-                <span class=format!("status {status}")>{status.clone()}</span>
+                <span class=format!("status {status}")>{status.as_str()}</span>
                 {check}
                 {run.run.error.clone().map(|e| view! { <span class="error">{e}</span> })}
             </div>
@@ -70,29 +69,31 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
     }
 }
 
-fn bar_view(bar: &StreamBar, longest: i64, status: &str) -> impl IntoView + use<> {
+fn bar_view(bar: &StreamBar, longest: i64, status: RunStatus) -> impl IntoView + use<> {
+    let (flow, n) = (&bar.flow, &bar.flow.figures);
     let left = bar.offset_ms as f64 * 100.0 / longest as f64;
-    let width = (bar.duration_ms.max(1) as f64 * 100.0 / longest as f64).max(0.5);
-    let outcome = if status == "failed" {
+    let width = (flow.duration_ms.max(1) as f64 * 100.0 / longest as f64).max(0.5);
+    let outcome = if status == RunStatus::Failed {
         "failed"
-    } else if bar.rows_late + bar.rows_duplicate + bar.rows_rejected > 0 {
+    } else if n.rows_late + n.rows_duplicate + n.rows_rejected > 0 {
         "dropped"
     } else {
         "ok"
     };
     view! {
         <span
-            class=format!("bar {} {outcome}", bar.stream)
+            class=format!("bar {} {outcome}", flow.flow)
             style=format!("left: {left:.2}%; width: {width:.2}%")
-            title=format!("{}: {} ms", bar.stream, bar.duration_ms)
+            title=format!("{}: {} ms", flow.flow, flow.duration_ms)
         >
-            {bar.stream.clone()}
+            {flow.flow.clone()}
         </span>
     }
 }
 
 fn figures_view(bar: StreamBar) -> impl IntoView {
-    let watermark = match (&bar.watermark_before, &bar.watermark_after) {
+    let n = bar.flow.figures;
+    let watermark = match (&n.watermark_before, &n.watermark_after) {
         (None, None) => String::new(),
         (before, after) => format!(
             "{} -> {}",
@@ -108,12 +109,12 @@ fn figures_view(bar: StreamBar) -> impl IntoView {
     };
     view! {
         <tr>
-            <td>{bar.stream}</td>
-            <td>{bar.rows_read}</td>
-            <td>{bar.rows_written}</td>
-            <td>{bar.rows_late}</td>
-            <td>{bar.rows_duplicate}</td>
-            <td>{bar.rows_rejected}</td>
+            <td>{bar.flow.flow}</td>
+            <td>{n.rows_read}</td>
+            <td>{n.rows_written}</td>
+            <td>{n.rows_late}</td>
+            <td>{n.rows_duplicate}</td>
+            <td>{n.rows_rejected}</td>
             <td>{watermark}</td>
         </tr>
     }

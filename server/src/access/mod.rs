@@ -9,12 +9,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use app::api::{Access, ApiError};
+use app::model::Role;
 use blake2::{Blake2s256, Digest};
 use tokio::sync::Semaphore;
 
 use crate::limit::{Limit, Rate};
-use crate::store::History;
+use registry::Registry;
 
+pub mod registry;
 mod tokens;
 
 pub use tokens::MadeToken;
@@ -42,13 +44,13 @@ pub enum Who {
 }
 
 impl Who {
-    pub fn role(&self) -> &'static str {
+    pub fn role(&self) -> Role {
         match self {
-            Who::Local => "local",
-            Who::Instructor => "instructor",
-            Who::Learner(_) => "learner",
-            Who::Viewer(_) => "viewer",
-            Who::Anonymous => "anonymous",
+            Who::Local => Role::Local,
+            Who::Instructor => Role::Instructor,
+            Who::Learner(_) => Role::Learner,
+            Who::Viewer(_) => Role::Viewer,
+            Who::Anonymous => Role::Anonymous,
         }
     }
 
@@ -160,7 +162,7 @@ pub struct Auth {
     /// The instructor token's BLAKE2 digest (it is configuration, not stored: a guess is checked
     /// without argon2, so guesses cost the server nothing); `None`: no tokens asked.
     instructor: Option<[u8; 32]>,
-    history: History,
+    registry: Registry,
     /// Tokens verified so far, by BLAKE2 digest.
     verified: Mutex<HashMap<[u8; 32], Who>>,
     sessions: Mutex<HashMap<String, Session>>,
@@ -173,16 +175,21 @@ pub struct Auth {
 }
 
 impl Auth {
-    pub fn new(instructor_token: Option<&str>, history: History) -> Result<Self, ApiError> {
+    pub fn new(instructor_token: Option<&str>, registry: Registry) -> Result<Self, ApiError> {
         Ok(Self {
             instructor: instructor_token.map(|t| digest(t.trim())),
-            history,
+            registry,
             verified: Mutex::default(),
             sessions: Mutex::default(),
             hashing: Semaphore::new(2),
             verifications: Limit::new(VERIFICATIONS_PER_ID),
             mints: Limit::new(MINTS_PER_LAB),
         })
+    }
+
+    /// The labs and tokens this server knows.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// Whether this server asks for tokens.
@@ -231,7 +238,7 @@ impl Auth {
         let Some((id, secret)) = token.split_once('.') else {
             return Ok(Who::Anonymous);
         };
-        let stored = match self.history.token(id).await {
+        let stored = match self.registry.token(id).await {
             Ok(Some(stored)) => stored,
             Ok(None) => return Ok(Who::Anonymous),
             Err(e) => {
@@ -255,10 +262,10 @@ impl Auth {
         let secret = secret.to_string();
         Ok(tokio::task::spawn_blocking(move || {
             let (lab, stored) = stored;
-            match (verify_secret(&secret, &stored.hash), stored.role.as_str()) {
-                (false, _) => Who::Anonymous,
-                (true, "learner") => Who::Learner(lab),
-                (true, _) => Who::Viewer(lab),
+            match (verify_secret(&secret, &stored.hash), stored.role) {
+                (true, Role::Learner) => Who::Learner(lab),
+                (true, Role::Viewer) => Who::Viewer(lab),
+                _ => Who::Anonymous,
             }
         })
         .await
@@ -267,7 +274,7 @@ impl Auth {
 
     /// Makes a token of `role` for lab `lab`, hashed off the async workers; at most a few per
     /// lab and minute after a first handful.
-    pub async fn mint(&self, lab: &str, role: &'static str) -> Result<MadeToken, ApiError> {
+    pub async fn mint(&self, lab: &str, role: Role) -> Result<MadeToken, ApiError> {
         if let Err(wait) = self.mints.take(&[lab.as_bytes()]) {
             return Err(ApiError::TooMany(format!(
                 "too many tokens made for lab {lab}; try again in {} s",

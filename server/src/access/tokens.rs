@@ -5,7 +5,9 @@ use app::api::ApiError;
 use argon2::Argon2;
 use password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 
-use crate::store::StoredToken;
+use app::model::Role;
+
+use super::registry::StoredToken;
 
 /// A freshly made token: the plain text (shown once) and what is stored.
 pub struct MadeToken {
@@ -45,16 +47,12 @@ pub(super) fn verify_secret(secret: &str, hash: &str) -> bool {
 
 /// Makes a token for `role` (`learner` or `viewer`): `<id>.<secret>`, 64 random bits of id and
 /// 192 of secret. Hashing costs a core for ~20 ms: call it off the async workers.
-pub(super) fn make_token(role: &str) -> Result<MadeToken, ApiError> {
+pub(super) fn make_token(role: Role) -> Result<MadeToken, ApiError> {
     let (id, secret) = (random_hex(8)?, random_hex(24)?);
     let hash = hash_secret(&secret)?;
     Ok(MadeToken {
         plain: format!("{id}.{secret}"),
-        stored: StoredToken {
-            id,
-            role: role.into(),
-            hash,
-        },
+        stored: StoredToken { id, role, hash },
     })
 }
 
@@ -64,7 +62,7 @@ mod tests {
 
     #[test]
     fn a_token_verifies_against_its_hash_only() {
-        let token = make_token("learner").unwrap();
+        let token = make_token(Role::Learner).unwrap();
         let (id, secret) = token.plain.split_once('.').unwrap();
         assert_eq!(id, token.stored.id);
         assert!(!token.stored.hash.contains(secret));

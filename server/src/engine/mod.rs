@@ -3,8 +3,10 @@
 //! them. Nothing here knows about labs, the history or the pages.
 
 pub mod check;
+pub mod columns;
 pub mod crash;
 pub mod event;
+pub mod flow;
 pub mod flows;
 pub mod render;
 pub mod scenario;

@@ -12,12 +12,11 @@ use deltalake::DeltaTable;
 use serde_json::{Map, Value};
 
 use crate::engine::event::{format_cents, format_micros};
-use crate::engine::tables::{TableError, TableName};
-use crate::service::lab::Lab;
+use crate::engine::tables::{TableError, TableName, Tables};
 
 /// Every row of a table, sorted by its key; a table not created yet has none.
-pub async fn rows(lab: &Lab, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
-    match lab.tables.open(name).await? {
+pub async fn rows(tables: &Tables, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
+    match tables.open(name).await? {
         Some(table) => sorted_rows(&table, name, None).await,
         None => Ok(vec![]),
     }

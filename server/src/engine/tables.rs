@@ -43,6 +43,12 @@ pub enum TableError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{what}: column {column}: {detail}")]
+    Column {
+        what: String,
+        column: String,
+        detail: String,
+    },
     #[error(
         "no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales"
     )]

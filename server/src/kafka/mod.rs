@@ -5,6 +5,7 @@ pub mod broker;
 
 use std::time::{Duration, Instant};
 
+use app::model::SentAt;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
@@ -48,13 +49,6 @@ pub enum KafkaError {
     Send { topic: String, source: RdKafkaError },
     #[error("Kafka client: {0}")]
     Client(#[from] RdKafkaError),
-}
-
-/// Where a sent message landed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Sent {
-    pub partition: i32,
-    pub offset: i64,
 }
 
 /// A connection to one Kafka cluster.
@@ -310,12 +304,12 @@ pub struct Producer {
 
 impl Producer {
     /// Sends one message and returns where Kafka stored it.
-    pub async fn send(&self, topic: &str, key: &str, value: &str) -> Result<Sent, KafkaError> {
+    pub async fn send(&self, topic: &str, key: &str, value: &str) -> Result<SentAt, KafkaError> {
         let record = FutureRecord::to(topic).key(key).payload(value);
         self.inner
             .send(record, Duration::from_secs(30))
             .await
-            .map(|d| Sent {
+            .map(|d| SentAt {
                 partition: d.partition,
                 offset: d.offset,
             })
@@ -330,7 +324,7 @@ impl Producer {
         &self,
         topic: &str,
         messages: &[(String, String)],
-    ) -> Result<Vec<Sent>, KafkaError> {
+    ) -> Result<Vec<SentAt>, KafkaError> {
         let sends = messages
             .iter()
             .map(|(key, value)| self.send(topic, key, value));

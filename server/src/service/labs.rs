@@ -6,16 +6,18 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{LabSummary, NewToken, SessionView};
+use app::model::{DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView};
 use chrono::Utc;
 use tokio::sync::Semaphore;
 
+use crate::access::registry::Registry;
 use crate::access::{self, Auth, Caller, Who};
-use crate::config::{Config, DEFAULT_LAB, validate_lab_name};
+use crate::config::{Config, validate_lab_name};
 use crate::kafka::SharedClients;
-use crate::service::dashboard::{Dashboard, failed};
-use crate::service::freshness;
+use crate::service::dashboard::Dashboard;
+use crate::service::error::failed;
 use crate::service::lab::{Lab, LabError};
+use crate::service::pages::freshness;
 use crate::store::History;
 
 /// How the server's labs are run and guarded.
@@ -68,10 +70,11 @@ impl Labs {
     /// Opens the default lab in `root` and every lab recorded in its history.
     pub async fn open(root: Config, config: LabsConfig) -> Result<Arc<Self>, LabError> {
         let history = History::open(&root.history).await?;
-        let auth = Auth::new(config.instructor_token.as_deref(), history.clone())
+        let registry = Registry::new(history.clone());
+        let auth = Auth::new(config.instructor_token.as_deref(), registry.clone())
             .map_err(|e| LabError::Auth(e.to_string()))?;
         let run_slots = Arc::new(Semaphore::new(config.max_runs.max(1)));
-        let records = history.labs().await?;
+        let records = registry.labs().await?;
         let public = |name: &str| records.iter().any(|r| r.name == name && r.public);
         let kafka = Arc::new(SharedClients::default());
         let mut dashboards = BTreeMap::new();
@@ -82,7 +85,7 @@ impl Labs {
                 .filter(|n| *n != DEFAULT_LAB),
         ) {
             let lab = Lab::with_history(root.for_lab(name), history.clone()).sharing(kafka.clone());
-            let dashboard = Dashboard::new(lab, run_slots.clone(), public(name));
+            let dashboard = Dashboard::new(lab, registry.clone(), run_slots.clone(), public(name));
             dashboards.insert(name.to_string(), dashboard);
         }
         Ok(Arc::new(Self {
@@ -184,7 +187,7 @@ impl Labs {
             name: config.lab.clone(),
             topic: config.topic.clone(),
             public: dashboard.is_public(),
-            light: "amber".into(),
+            light: Light::Amber,
             final_through: None,
             last_check: None,
             last_run_at: None,
@@ -224,7 +227,7 @@ impl Server for Labs {
         });
         SessionView {
             auth: self.auth.enabled(),
-            role: caller.who.role().into(),
+            role: caller.who.role(),
             lab: caller.who.lab().map(str::to_string),
             labs: self
                 .visible(&caller.who)
@@ -265,7 +268,7 @@ impl Server for Labs {
         if self.get(name).is_some() {
             return Err(taken());
         }
-        let token = self.auth.mint(name, "learner").await?;
+        let token = self.auth.mint(name, Role::Learner).await?;
         let config = self.root.for_lab(name);
         // A folder of no lab is what a failed delete left: the new lab must not start on it.
         match std::fs::remove_dir_all(&config.data_dir) {
@@ -302,7 +305,8 @@ impl Server for Labs {
             .await
             .map_err(failed)?;
         if !self
-            .history
+            .auth
+            .registry()
             .create_lab(name, &token.stored)
             .await
             .map_err(failed)?
@@ -311,7 +315,8 @@ impl Server for Labs {
         }
         // A token of an earlier lab of this name, verified just as it was deleted, opens nothing.
         self.auth.forget_lab(name);
-        let dashboard = Dashboard::new(lab, self.run_slots.clone(), false);
+        let registry = self.auth.registry().clone();
+        let dashboard = Dashboard::new(lab, registry, self.run_slots.clone(), false);
         if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
             dashboard.start_schedule();
         }
@@ -319,7 +324,7 @@ impl Server for Labs {
         tracing::info!("lab {name} created");
         Ok(NewToken {
             lab: name.into(),
-            role: "learner".into(),
+            role: Role::Learner,
             token: token.plain,
         })
     }
@@ -350,7 +355,7 @@ impl Server for Labs {
         // From here new requests find no lab, and a run or send already under way stops at the
         // lock (or before sending) instead of bringing back the folder, topic or history.
         let _lock = lab.retire_and_lock().map_err(failed)?;
-        if let Err(e) = self.history.delete_lab(name).await {
+        if let Err(e) = self.auth.registry().delete_lab(name).await {
             lab.unretire();
             return Err(failed(e));
         }
@@ -382,9 +387,10 @@ impl Server for Labs {
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await?;
         self.allow(&caller, lab, Access::Write, csrf)?;
-        let token = self.auth.mint(lab, "viewer").await?;
+        let token = self.auth.mint(lab, Role::Viewer).await?;
         let added = self
-            .history
+            .auth
+            .registry()
             .add_token(lab, &token.stored)
             .await
             .map_err(failed)?;
@@ -393,7 +399,7 @@ impl Server for Labs {
         }
         Ok(NewToken {
             lab: lab.into(),
-            role: "viewer".into(),
+            role: Role::Viewer,
             token: token.plain,
         })
     }

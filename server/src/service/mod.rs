@@ -1,7 +1,9 @@
-//! The lab service: the server's labs, and per lab its runner, settings and the data the pages show.
+//! The lab service: the server's labs ([`labs`]), and per lab its dashboard (the runs it starts,
+//! its schedule and settings, the backend the pages call), one lab's pipeline ([`lab`]), and
+//! what each page shows ([`pages`]).
 
 pub mod dashboard;
-pub mod freshness;
+pub mod error;
 pub mod lab;
 pub mod labs;
-pub mod views;
+pub mod pages;

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use super::AppState;
 use crate::access;
-use crate::config::DEFAULT_LAB;
 use crate::service::dashboard::Dashboard;
-use crate::service::views;
+use crate::service::pages::produce;
+use app::model::DEFAULT_LAB;
 
 /// An API error as an HTTP answer: the status says what kind, the body says what to do.
 pub struct Failure(ApiError);
@@ -182,7 +182,7 @@ pub async fn produce(
         let (scenario, batch) = (text("scenario")?, text("batch")?);
         lab.produce_batch(&scenario, &batch, and_run).await?
     } else {
-        let event = views::parse_event(&Value::Object(body))?;
+        let event = produce::parse_event(&Value::Object(body))?;
         lab.produce_parsed(event, "api", and_run).await?
     };
     Ok(Json(sent))

@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use super::AppState;
 use super::api::Failure;
 use crate::access;
-use crate::config::DEFAULT_LAB;
 use crate::limit::{Limit, Rate};
+use app::model::DEFAULT_LAB;
 
 /// The rates every write is held to.
 #[derive(Debug, Clone, Copy)]

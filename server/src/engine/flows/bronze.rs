@@ -6,22 +6,23 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use app::model::FlowRun;
 use arrow::array::{
     ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow::record_batch::RecordBatch;
+use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::{PartitionRange, SourceRange, StreamError, StreamRun};
-use crate::engine::crash::{CrashPoint, Moment};
+use super::{FlowError, PartitionRange, SourceRange};
 use crate::engine::event::OrderEvent;
+use crate::engine::flow::{Flow, FlowContext};
 use crate::engine::tables::{self, TableError, TableName};
 use crate::kafka::{Kafka, KafkaError};
-use crate::service::lab::Lab;
 
 /// How long bronze waits for the next message of a range it knows exists.
 const STALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,46 +41,120 @@ struct Range {
     rejects_done: Option<i64>,
 }
 
-pub async fn run(lab: &Lab, kafka: &Kafka) -> Result<StreamRun, StreamError> {
-    let started = Instant::now();
-    let mut record = StreamRun::new("bronze");
-    let topic = lab.config.topic.clone();
-    let bronze = lab.tables.open_or_create(TableName::BronzeOrders).await?;
-    let rejects = lab.tables.open_or_create(TableName::BronzeRejects).await?;
+/// The bronze flow, reading the lab's topic through `kafka`.
+pub struct Bronze<'a> {
+    pub kafka: &'a Kafka,
+}
 
-    let ranges = plan(lab, kafka, &bronze, &rejects).await?;
-    let ingested_at = chrono::Utc::now().timestamp_micros();
-    let read = {
-        let reader = kafka.reader()?;
-        crate::kafka::blocking(|| read(&reader, &topic, &ranges, ingested_at))?
-    };
-    record.rows_read = read.good + read.rejected;
-    record.rows_rejected = read.new_rejects;
-    CrashPoint::abort_if(lab.config.crash_at, "bronze", Moment::AfterRead);
+/// Both tables, and each partition's range for this run.
+pub struct Planned {
+    bronze: DeltaTable,
+    rejects: DeltaTable,
+    ranges: Vec<Range>,
+}
 
-    let progress = |table| -> Vec<Transaction> {
-        ranges
-            .iter()
-            .filter(|r| r.next < r.end)
-            .map(|r| Transaction::new(app_id(table, &topic, r.partition), r.end - 1))
-            .collect()
-    };
-    if read.new_rejects > 0 {
-        // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
-        tables::append(
-            rejects,
-            vec![read.rejects_batch()?],
-            progress(TableName::BronzeRejects),
-        )
-        .await?;
+/// The new rows and the new rejects, as batches.
+pub struct Batches {
+    rows: RecordBatch,
+    rejects: Option<RecordBatch>,
+}
+
+impl Planned {
+    fn has_work(&self) -> bool {
+        self.ranges.iter().any(|r| r.next < r.end)
     }
-    let committed = progress(TableName::BronzeOrders);
-    if !committed.is_empty() {
-        let rows = read.rows_batch()?;
-        record.rows_written = rows.num_rows() as u64;
-        let table = tables::append(bronze, vec![rows], committed).await?;
-        record.table_version = Some(tables::version(&table));
-        record.source = SourceRange::Offsets {
+}
+
+/// The last offset read per partition, as `txn` actions of `table`.
+fn progress(ranges: &[Range], table: TableName, topic: &str) -> Vec<Transaction> {
+    ranges
+        .iter()
+        .filter(|r| r.next < r.end)
+        .map(|r| Transaction::new(app_id(table, topic, r.partition), r.end - 1))
+        .collect()
+}
+
+#[async_trait::async_trait]
+impl Flow for Bronze<'_> {
+    type State = Planned;
+    type Input = Read;
+    type Output = Batches;
+    type Done = ();
+
+    fn name(&self) -> &'static str {
+        "bronze"
+    }
+
+    fn target(&self) -> Option<&'static str> {
+        Some(TableName::BronzeOrders.as_str())
+    }
+
+    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Planned, FlowError> {
+        let bronze = cx.tables.open_or_create(TableName::BronzeOrders).await?;
+        let rejects = cx.tables.open_or_create(TableName::BronzeRejects).await?;
+        let ranges = plan(cx, self.kafka, &bronze, &rejects).await?;
+        Ok(Planned {
+            bronze,
+            rejects,
+            ranges,
+        })
+    }
+
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        planned: &Planned,
+        event: &mut FlowRun,
+    ) -> Result<Option<Read>, FlowError> {
+        if !planned.has_work() {
+            return Ok(None);
+        }
+        let ingested_at = chrono::Utc::now().timestamp_micros();
+        let reader = self.kafka.reader()?;
+        let read =
+            crate::kafka::blocking(|| read(&reader, &cx.topic, &planned.ranges, ingested_at))?;
+        event.figures.rows_read = read.good + read.rejected;
+        event.figures.rows_rejected = read.new_rejects;
+        Ok(Some(read))
+    }
+
+    async fn process(
+        &mut self,
+        _: &mut Planned,
+        read: Read,
+        _: &mut FlowRun,
+    ) -> Result<Batches, FlowError> {
+        Ok(Batches {
+            rows: read.rows_batch()?,
+            rejects: (read.new_rejects > 0)
+                .then(|| read.rejects_batch())
+                .transpose()?,
+        })
+    }
+
+    async fn commit(
+        &mut self,
+        cx: &FlowContext,
+        planned: Planned,
+        batches: Batches,
+        event: &mut FlowRun,
+    ) -> Result<(), FlowError> {
+        let topic = &cx.topic;
+        let Planned {
+            bronze,
+            rejects,
+            ranges,
+        } = planned;
+        let progress = |table| progress(&ranges, table, topic);
+        if let Some(batch) = batches.rejects {
+            // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
+            tables::append(rejects, vec![batch], progress(TableName::BronzeRejects)).await?;
+        }
+        event.figures.rows_written = batches.rows.num_rows() as u64;
+        let committed = progress(TableName::BronzeOrders);
+        let table = tables::append(bronze, vec![batches.rows], committed).await?;
+        event.figures.table_version = Some(tables::version(&table));
+        event.figures.source = SourceRange::Offsets {
             topic: topic.clone(),
             partitions: ranges
                 .iter()
@@ -91,20 +166,18 @@ pub async fn run(lab: &Lab, kafka: &Kafka) -> Result<StreamRun, StreamError> {
                 })
                 .collect(),
         };
+        Ok(())
     }
-    CrashPoint::abort_if(lab.config.crash_at, "bronze", Moment::AfterCommit);
-    record.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(record)
 }
 
 /// Works out each partition's range, refusing offsets that the topic's log no longer matches.
 async fn plan(
-    lab: &Lab,
+    cx: &FlowContext,
     kafka: &Kafka,
-    bronze: &deltalake::DeltaTable,
-    rejects: &deltalake::DeltaTable,
-) -> Result<Vec<Range>, StreamError> {
-    let topic = &lab.config.topic;
+    bronze: &DeltaTable,
+    rejects: &DeltaTable,
+) -> Result<Vec<Range>, FlowError> {
+    let topic = &cx.topic;
     let partitions = match kafka.partitions(topic)? {
         Some(p) => p,
         None => {
@@ -112,11 +185,11 @@ async fn plan(
                 .await?
                 .is_some()
             {
-                return Err(StreamError::TopicMissing {
+                return Err(FlowError::TopicMissing {
                     topic: topic.clone(),
                 });
             }
-            kafka.ensure_topic(topic, lab.config.partitions).await?
+            kafka.ensure_topic(topic, cx.partitions).await?
         }
     };
     let mut ranges = Vec::with_capacity(partitions.len());
@@ -125,7 +198,7 @@ async fn plan(
             tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
         let (log_start, log_end) = kafka.log_offsets(topic, partition)?;
         let next = stored.map_or(log_start, |s| s + 1);
-        let out_of_range = |place| StreamError::OffsetsOutOfRange {
+        let out_of_range = |place| FlowError::OffsetsOutOfRange {
             topic: topic.clone(),
             partition,
             stored: stored.unwrap_or(-1),
@@ -169,7 +242,7 @@ struct Rejected {
 }
 
 /// What one run read, per partition in offset order.
-struct Read {
+pub struct Read {
     rows: BTreeMap<i32, Vec<Landed>>,
     rejects: Vec<Rejected>,
     ingested_at: i64,
@@ -183,7 +256,7 @@ fn read(
     topic: &str,
     ranges: &[Range],
     ingested_at: i64,
-) -> Result<Read, StreamError> {
+) -> Result<Read, FlowError> {
     let mut out = Read {
         rows: BTreeMap::new(),
         rejects: vec![],
@@ -214,7 +287,7 @@ fn read(
         let Some(message) = reader.poll(Duration::from_millis(500)) else {
             if last_message.elapsed() > STALL_TIMEOUT {
                 let (&partition, &(end, _)) = owed.iter().next().expect("owed is not empty");
-                return Err(StreamError::Stalled {
+                return Err(FlowError::Stalled {
                     topic: topic.into(),
                     partition,
                     at: position.get(&partition).copied().unwrap_or(-1) + 1,

@@ -1,19 +1,25 @@
 //! A lab: one data directory (tables, gold state, lock) and one topic. Everything a command does
-//! to a pipeline goes through here: produce, run the streams, check, reset, play a scenario.
+//! to a pipeline goes through here: produce, run the flows and the check (`pipeline.rs`), reset,
+//! play a scenario. The lab owns its lock and its history; the flows below it see only a
+//! [`FlowContext`](crate::engine::flow::FlowContext).
 
 use std::path::PathBuf;
 
+use app::model::SentAt;
+
 use crate::config::Config;
-use crate::engine::check::{self, CheckError, Report};
+use crate::engine::check::Report;
 use crate::engine::event::OrderEvent;
-use crate::engine::flows::{self, StreamError, StreamRun};
+use crate::engine::flow::FlowContext;
+use crate::engine::flows::FlowError;
 use crate::engine::scenario::{Scenario, ScenarioError, Step};
 use crate::engine::tables::{TableError, Tables};
 use crate::kafka::broker::{BrokerError, Started};
-use crate::kafka::{Kafka, KafkaError, Producer, Sent, SharedClients};
+use crate::kafka::{Kafka, KafkaError, Producer, SharedClients};
 use crate::store::{History, HistoryError};
 
 mod lock;
+mod pipeline;
 
 pub use lock::LabLock;
 
@@ -38,11 +44,9 @@ pub enum LabError {
     #[error(transparent)]
     Kafka(#[from] KafkaError),
     #[error(transparent)]
-    Stream(#[from] StreamError),
+    Flow(#[from] FlowError),
     #[error(transparent)]
     Table(#[from] TableError),
-    #[error(transparent)]
-    Check(#[from] CheckError),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
     #[error(transparent)]
@@ -152,6 +156,17 @@ impl Lab {
         self.history.as_ref()
     }
 
+    /// What the lab's flows may touch: its tables, topic, state folder and crash point.
+    pub fn flows(&self) -> FlowContext {
+        FlowContext {
+            tables: self.tables.clone(),
+            topic: self.config.topic.clone(),
+            partitions: self.config.partitions,
+            state_dir: self.config.data_dir.join("state"),
+            crash_at: self.config.crash_at,
+        }
+    }
+
     /// Writes to the history; a failure there is reported, never allowed to undo a run.
     async fn record<F, Fut>(&self, what: &str, write: F)
     where
@@ -163,36 +178,6 @@ impl Lab {
         {
             tracing::warn!("could not record {what} in the history: {e}");
         }
-    }
-
-    async fn start_record(&self) -> Option<i64> {
-        let history = self.history.as_ref()?;
-        match history.start_run(&self.config.lab, self.started_by).await {
-            Ok(id) => Some(id),
-            Err(e) => {
-                tracing::warn!("could not record a run in the history: {e}");
-                None
-            }
-        }
-    }
-
-    async fn finish_record(
-        &self,
-        id: Option<i64>,
-        streams: &[StreamRun],
-        report: Option<&Report>,
-        error: Option<&LabError>,
-    ) {
-        let Some(id) = id else { return };
-        let error = error.map(|e| e.to_string());
-        self.record("a run", |h| async move {
-            h.finish_run(id, streams, report, error.as_deref()).await
-        })
-        .await;
-    }
-
-    pub fn gold_state_dir(&self) -> PathBuf {
-        self.config.data_dir.join("state").join("gold")
     }
 
     /// Connects to the lab's Kafka, starting the local broker if it is the one and nothing answers.
@@ -228,86 +213,13 @@ impl Lab {
         lock::take(&self.config.data_dir, self.config.lock_wait)
     }
 
-    /// Runs streams in order (bronze, silver, gold), under the lab's lock.
-    pub async fn run(&self, which: Streams, dedup: bool) -> Result<Vec<StreamRun>, LabError> {
-        let kafka = match which {
-            Streams::All | Streams::Bronze => Some(self.kafka().await?),
-            _ => None,
-        };
-        let _lock = self.lock()?;
-        self.run_recorded(kafka.as_ref(), which, dedup).await
-    }
-
-    /// Runs streams (the lab's lock held) and records them as one run in the history.
-    async fn run_recorded(
-        &self,
-        kafka: Option<&Kafka>,
-        which: Streams,
-        dedup: bool,
-    ) -> Result<Vec<StreamRun>, LabError> {
-        let mut runs = vec![];
-        let id = self.start_record().await;
-        let result = self.run_locked(kafka, which, dedup, &mut runs).await;
-        self.finish_record(id, &runs, None, result.as_ref().err())
-            .await;
-        result.map(|()| runs)
-    }
-
-    /// A pipeline run (SPEC §3): bronze, silver, gold, then the check, recorded as one run.
-    pub async fn pipeline(&self, dedup: bool) -> Result<(Vec<StreamRun>, Report), LabError> {
-        self.pipeline_with(dedup, |_| {}).await
-    }
-
-    /// A pipeline run that tells `started` its history id (`None` without a history) once it
-    /// holds the lab's lock: the server answers "run #7 started" before the run ends.
-    pub async fn pipeline_with(
-        &self,
-        dedup: bool,
-        started: impl FnOnce(Option<i64>),
-    ) -> Result<(Vec<StreamRun>, Report), LabError> {
-        let kafka = self.kafka().await?;
-        let _lock = self.lock()?;
-        let mut runs = vec![];
-        let id = self.start_record().await;
-        started(id);
-        let result = match self
-            .run_locked(Some(&kafka), Streams::All, dedup, &mut runs)
-            .await
-        {
-            Ok(()) => check::run(self).await.map_err(LabError::from),
-            Err(e) => Err(e),
-        };
-        self.finish_record(id, &runs, result.as_ref().ok(), result.as_ref().err())
-            .await;
-        result.map(|report| (runs, report))
-    }
-
-    async fn run_locked(
-        &self,
-        kafka: Option<&Kafka>,
-        which: Streams,
-        dedup: bool,
-        runs: &mut Vec<StreamRun>,
-    ) -> Result<(), LabError> {
-        if let (Streams::All | Streams::Bronze, Some(kafka)) = (which, kafka) {
-            runs.push(flows::bronze::run(self, kafka).await?);
-        }
-        if matches!(which, Streams::All | Streams::Silver) {
-            runs.push(flows::silver::run(self).await?);
-        }
-        if matches!(which, Streams::All | Streams::Gold) {
-            runs.push(flows::gold::run(self, dedup).await?);
-        }
-        Ok(())
-    }
-
     /// Sends events to the lab's topic (created if missing); returns where each landed.
     /// `source` says what sent them (form, api, scenario:course:3, ...), for the history.
     pub async fn produce(
         &self,
         events: &[OrderEvent],
         source: &str,
-    ) -> Result<Vec<Sent>, LabError> {
+    ) -> Result<Vec<SentAt>, LabError> {
         let Some(shared) = &self.shared else {
             let kafka = self.kafka().await?;
             let producer = kafka.producer()?;
@@ -330,7 +242,7 @@ impl Lab {
         producer: &Producer,
         events: &[OrderEvent],
         source: &str,
-    ) -> Result<Vec<Sent>, LabError> {
+    ) -> Result<Vec<SentAt>, LabError> {
         self.refuse_if_retired()?;
         kafka
             .ensure_topic(&self.config.topic, self.config.partitions)
@@ -363,7 +275,7 @@ impl Lab {
             });
         }
         self.tables.remove_all()?;
-        let state = self.config.data_dir.join("state");
+        let state = self.flows().state_dir;
         match std::fs::remove_dir_all(&state) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(LabError::Io {
@@ -384,21 +296,6 @@ impl Lab {
         )
         .await;
         Ok(())
-    }
-
-    /// Checks the tables against bronze (SPEC §4), under the lab's lock: a check beside a run
-    /// would compare bronze's new rows with silver and gold that have not read them yet.
-    pub async fn check(&self) -> Result<Report, LabError> {
-        let _lock = self.lock()?;
-        self.check_locked().await
-    }
-
-    async fn check_locked(&self) -> Result<Report, LabError> {
-        let id = self.start_record().await;
-        let result = check::run(self).await.map_err(LabError::from);
-        self.finish_record(id, &[], result.as_ref().ok(), result.as_ref().err())
-            .await;
-        result
     }
 
     /// Resets the lab, plays the scenario's steps, then checks; `progress` hears each step.
@@ -423,8 +320,10 @@ impl Lab {
                     progress(&format!("sent batch {batch}: {} events", sent.len()));
                 }
                 Step::Run => {
-                    let runs = self.run_recorded(Some(&kafka), Streams::All, dedup).await?;
-                    runs.iter().for_each(|run| progress(&run.to_string()));
+                    let (events, _) = self
+                        .run_recorded(Some(&kafka), Some(Streams::All), dedup, false, |_| {})
+                        .await?;
+                    events.iter().for_each(|event| progress(&event.to_string()));
                 }
             }
         }

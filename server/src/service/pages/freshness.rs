@@ -2,25 +2,17 @@
 //! hours of `hourly_sales` are final, what would close the next one, and how the last run and
 //! check went. Derived from the tables (truth) and the history (what happened when).
 
+use app::model::{CheckOutcome, Freshness, Light, RunStatus};
+use arrow::datatypes::TimestampMicrosecondType;
 use chrono::{DateTime, Utc};
 
+use crate::engine::columns::Columns;
+use crate::engine::event::format_micros;
 use crate::engine::flows::gold::GoldState;
 use crate::engine::flows::{DELAY_MICROS, HOUR_MICROS};
 use crate::engine::tables::TableName;
 use crate::service::lab::{Lab, LabError};
 use crate::store::HistoryError;
-
-/// Green: runs and checks pass. Amber: nothing wrong, but nothing checked yet. Red: the last run
-/// failed or the last check found a problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Light {
-    Green,
-    Amber,
-    Red,
-}
-
-/// The answer, as the home page and `reckon freshness --json` show it.
-pub use app::model::Freshness;
 
 /// `HH:MM` of a time in microseconds (as the check prints hours), with the day when asked.
 pub fn clock(micros: i64, with_day: bool) -> String {
@@ -45,19 +37,15 @@ fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
 
 /// The lab's freshness as of `now`.
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
-    let hours = crate::engine::render::rows(lab, TableName::HourlySales).await?;
-    let last_written = hours
-        .iter()
-        .filter_map(|b| {
-            use arrow::array::AsArray;
-            b.column(0)
-                .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
-                .iter()
-                .flatten()
-                .max()
-        })
-        .max();
-    let watermark = GoldState::committed(lab).await?.and_then(|s| s.watermark);
+    let mut last_written: Option<i64> = None;
+    for batch in crate::engine::render::rows(&lab.tables, TableName::HourlySales).await? {
+        let hours =
+            Columns::of(&batch, "hourly_sales").primitive::<TimestampMicrosecondType>("hour")?;
+        last_written = last_written.max(hours.iter().flatten().max());
+    }
+    let watermark = GoldState::committed(&lab.flows())
+        .await?
+        .and_then(|s| s.watermark);
     let next_hour = watermark.map(|w| w.div_euclid(HOUR_MICROS) * HOUR_MICROS);
     let closes_at = next_hour.map(|h| h + HOUR_MICROS + DELAY_MICROS);
     let one_day = match (last_written, closes_at) {
@@ -92,12 +80,12 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
                 .map(|t| ago(t.with_timezone(&Utc), now))
                 .unwrap_or_default();
             // A `late` hour is the watermark working as designed: the check still passes.
-            let check = match last_check.as_deref() {
-                Some("problem") => {
+            let check = match last_check {
+                Some(CheckOutcome::Problem) => {
                     light = Light::Red;
                     "the last check found a problem: some numbers are wrong"
                 }
-                Some(_) => "every check passed",
+                Some(CheckOutcome::Passed) => "every check passed",
                 None => {
                     light = Light::Amber;
                     "no check has run yet"
@@ -116,35 +104,26 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         }
     }
     Ok(Freshness {
-        light: match light {
-            Light::Green => "green",
-            Light::Amber => "amber",
-            Light::Red => "red",
-        }
-        .into(),
-        final_through: last_written.map(crate::engine::event::format_micros),
-        next_hour: next_hour.map(crate::engine::event::format_micros),
-        closes_with_order_at: closes_at.map(crate::engine::event::format_micros),
+        light,
+        final_through: last_written.map(format_micros),
+        next_hour: next_hour.map(format_micros),
+        closes_with_order_at: closes_at.map(format_micros),
         last_run_at,
         last_check,
         sentences,
     })
 }
 
-/// When the last run finished, whether it failed, and the last check's verdict (`passed` or
-/// `problem`).
+/// When the last run finished, whether it failed, and how the last check went.
 async fn last_run(
     history: &crate::store::History,
     lab: &str,
-) -> Result<(Option<String>, bool, Option<String>), HistoryError> {
+) -> Result<(Option<String>, bool, Option<CheckOutcome>), HistoryError> {
     let Some(last) = history.last_finished_run(lab).await? else {
         return Ok((None, false, None));
     };
-    let last_check = history
-        .last_check_found_problem(lab)
-        .await?
-        .map(|problem| if problem { "problem" } else { "passed" }.to_string());
-    let failed = last.status == "failed";
+    let last_check = history.last_check(lab).await?;
+    let failed = last.status == RunStatus::Failed;
     let finished = last.finished_at.unwrap_or(last.started_at);
     Ok((Some(finished), failed, last_check))
 }

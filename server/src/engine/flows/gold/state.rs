@@ -1,39 +1,18 @@
-//! gold: `bronze_orders` -> `hourly_sales`, orders and revenue per event-time hour with a 1-hour
-//! watermark and (by default) duplicates dropped within it: the semantics of SPEC §3's Spark query,
-//! run by run. Open hours, duplicate keys, the watermark and the dedup setting are state, written
-//! to a file named by the bronze version it covers before the Delta commit that stores that
-//! version: the commit decides which state file is current, so a crash anywhere is invisible.
+//! Gold's state between runs: open hours, duplicate keys within the watermark, the watermark and
+//! the dedup setting, written to a file named by the bronze version it covers before the Delta
+//! commit that stores that version: the commit decides which state file is current.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
 
-use arrow::array::{ArrayRef, AsArray, Decimal128Array, Int64Array, TimestampMicrosecondArray};
-use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
-use arrow::record_batch::RecordBatch;
-use deltalake::kernel::Transaction;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    DELAY_MICROS, DROPPED_LISTED, DroppedEvent, HOUR_MICROS, SourceRange, StreamError, StreamRun,
-    pending, query_bronze_changes, show_time,
-};
-use crate::engine::crash::{CrashPoint, Moment};
-use crate::engine::event::format_micros;
-use crate::engine::tables::{self, TableError, TableName};
-use crate::service::lab::Lab;
-
-/// The `txn` app id under which gold stores the bronze version its output and state cover.
-pub const APP_ID: &str = "hourly_sales/bronze_orders";
-
-/// Placed events of the new bronze commits, in the order Spark would read them.
-const PLACED_IN_ORDER: &str = r#"
-    SELECT order_id, arrow_cast(status, 'Utf8') AS status, amount, event_time, "partition", "offset"
-    FROM changes WHERE status = 'placed'
-    ORDER BY _commit_version, "partition", "offset""#;
+use super::APP_ID;
+use crate::engine::flow::FlowContext;
+use crate::engine::flows::{DELAY_MICROS, DropReason, FlowError, HOUR_MICROS};
+use crate::engine::tables::{self, TableName};
 
 /// An hour still open: counted so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,7 +52,7 @@ struct StateFile {
 }
 
 impl GoldState {
-    fn new(dedup: bool) -> Self {
+    pub(super) fn new(dedup: bool) -> Self {
         Self {
             dedup,
             watermark: None,
@@ -87,19 +66,19 @@ impl GoldState {
     }
 
     /// The state as of gold's last commit, or `None` before gold's first run.
-    pub async fn committed(lab: &Lab) -> Result<Option<GoldState>, StreamError> {
-        let Some(table) = lab.tables.open(TableName::HourlySales).await? else {
+    pub async fn committed(cx: &FlowContext) -> Result<Option<GoldState>, FlowError> {
+        let Some(table) = cx.tables.open(TableName::HourlySales).await? else {
             return Ok(None);
         };
         let Some(version) = tables::txn_version(&table, APP_ID).await? else {
             return Ok(None);
         };
-        Self::load(&lab.gold_state_dir(), version).map(Some)
+        Self::load(&cx.gold_state_dir(), version).map(Some)
     }
 
-    fn load(dir: &Path, bronze_version: i64) -> Result<Self, StreamError> {
+    pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
         let path = Self::path(dir, bronze_version);
-        let state_err = |detail: String| StreamError::State {
+        let state_err = |detail: String| FlowError::State {
             path: path.display().to_string(),
             detail,
         };
@@ -123,9 +102,9 @@ impl GoldState {
     }
 
     /// Writes the state for `bronze_version` durably; it becomes current only with the commit.
-    fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), StreamError> {
+    pub(super) fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), FlowError> {
         let path = Self::path(dir, bronze_version);
-        let state_err = |e: std::io::Error| StreamError::State {
+        let state_err = |e: std::io::Error| FlowError::State {
             path: path.display().to_string(),
             detail: e.to_string(),
         };
@@ -160,28 +139,28 @@ impl GoldState {
     }
 
     /// One placed event, read in order; returns why it was dropped, if it was.
-    fn add(
+    pub(super) fn add(
         &mut self,
         order_id: i64,
         status: &str,
         amount_cents: i128,
         event_time: i64,
         before: Option<i64>,
-    ) -> Option<&'static str> {
+    ) -> Option<DropReason> {
         let hour = event_time.div_euclid(HOUR_MICROS) * HOUR_MICROS;
         if self.dedup {
             // dropDuplicatesWithinWatermark drops what is at or behind the watermark.
             if before.is_some_and(|w| event_time <= w) {
-                return Some("late");
+                return Some(DropReason::Late);
             }
             let key = (order_id, status.to_string());
             if self.dedup_keys.contains_key(&key) {
-                return Some("duplicate");
+                return Some(DropReason::Duplicate);
             }
             self.dedup_keys.insert(key, event_time);
         } else if before.is_some_and(|w| hour + HOUR_MICROS <= w) {
             // The window aggregation drops an event whose hour the watermark has closed.
-            return Some("late");
+            return Some(DropReason::Late);
         }
         let total = self.open_hours.entry(hour).or_default();
         total.orders += 1;
@@ -190,7 +169,7 @@ impl GoldState {
     }
 
     /// Moves the watermark and pops every hour it closes, oldest first.
-    fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
+    pub(super) fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
         if let Some(latest) = latest_event_time {
             let candidate = latest - DELAY_MICROS;
             self.watermark = Some(self.watermark.map_or(candidate, |w| w.max(candidate)));
@@ -207,112 +186,8 @@ impl GoldState {
     }
 }
 
-pub async fn run(lab: &Lab, dedup: bool) -> Result<StreamRun, StreamError> {
-    let started = Instant::now();
-    let mut record = StreamRun::new("gold");
-    let bronze = lab.tables.open_or_create(TableName::BronzeOrders).await?;
-    let hourly = lab.tables.open_or_create(TableName::HourlySales).await?;
-    let state_dir = lab.gold_state_dir();
-    let processed = tables::txn_version(&hourly, APP_ID).await?;
-    let mut state = match processed {
-        Some(v) => GoldState::load(&state_dir, v)?,
-        None => GoldState::new(dedup),
-    };
-    if state.dedup != dedup {
-        let word = |on: bool| if on { "on" } else { "off" };
-        return Err(StreamError::DedupSettingFixed {
-            started: word(state.dedup),
-            asked: word(dedup),
-        });
-    }
-    record.watermark_before = show_time(state.watermark);
-    record.watermark_after = record.watermark_before.clone();
-    let Some((first, current)) = pending(&bronze, processed) else {
-        record.duration_ms = started.elapsed().as_millis() as u64;
-        return Ok(record);
-    };
-    record.source = SourceRange::Versions {
-        table: TableName::BronzeOrders.to_string(),
-        first,
-        last: current,
-    };
-    let (_, placed) = query_bronze_changes(&bronze, (first, current), PLACED_IN_ORDER).await?;
-    CrashPoint::abort_if(lab.config.crash_at, "gold", Moment::AfterRead);
-
-    let before = state.watermark;
-    let mut latest: Option<i64> = None;
-    for batch in &placed {
-        let order_id = batch.column(0).as_primitive::<Int64Type>();
-        let status = batch.column(1).as_string::<i32>();
-        let amount = batch.column(2).as_primitive::<Decimal128Type>();
-        let event_time = batch.column(3).as_primitive::<TimestampMicrosecondType>();
-        let partition = batch.column(4).as_primitive::<Int32Type>();
-        let offset = batch.column(5).as_primitive::<Int64Type>();
-        for i in 0..batch.num_rows() {
-            record.rows_read += 1;
-            let t = event_time.value(i);
-            latest = Some(latest.map_or(t, |l| l.max(t)));
-            let Some(reason) = state.add(
-                order_id.value(i),
-                status.value(i),
-                amount.value(i),
-                t,
-                before,
-            ) else {
-                continue;
-            };
-            match reason {
-                "late" => record.rows_late += 1,
-                _ => record.rows_duplicate += 1,
-            }
-            if record.dropped.len() < DROPPED_LISTED {
-                record.dropped.push(DroppedEvent {
-                    order_id: order_id.value(i),
-                    status: status.value(i).to_string(),
-                    event_time: format_micros(t),
-                    partition: partition.value(i),
-                    offset: offset.value(i),
-                    reason: reason.into(),
-                });
-            }
-        }
-    }
-    let closed = state.advance(latest);
-    record.watermark_after = show_time(state.watermark);
-    record.hours_closed = closed.iter().map(|(h, _)| format_micros(*h)).collect();
-    record.rows_written = closed.len() as u64;
-
-    state.save(&state_dir, current)?;
-    let table = tables::append(
-        hourly,
-        vec![hours_batch(&closed)?],
-        vec![Transaction::new(APP_ID, current)],
-    )
-    .await?;
-    record.table_version = Some(tables::version(&table));
-    CrashPoint::abort_if(lab.config.crash_at, "gold", Moment::AfterCommit);
-    remove_old_states(&state_dir, current);
-    record.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(record)
-}
-
-fn hours_batch(closed: &[(i64, HourTotal)]) -> Result<RecordBatch, TableError> {
-    let arrow = |source| TableError::Arrow {
-        table: TableName::HourlySales.to_string(),
-        source,
-    };
-    let hours = TimestampMicrosecondArray::from_iter_values(closed.iter().map(|(h, _)| *h))
-        .with_timezone("UTC");
-    let orders = Int64Array::from_iter_values(closed.iter().map(|(_, t)| t.orders));
-    let revenue = Decimal128Array::from_iter_values(closed.iter().map(|(_, t)| t.revenue_cents))
-        .with_precision_and_scale(18, 2)
-        .map_err(arrow)?;
-    let columns: Vec<ArrayRef> = vec![Arc::new(hours), Arc::new(orders), Arc::new(revenue)];
-    RecordBatch::try_new(TableName::HourlySales.schema(), columns).map_err(arrow)
-}
-
 /// Keeps the current state and the one before it (for reading after a crash); older ones go.
-fn remove_old_states(dir: &Path, current: i64) {
+pub(super) fn remove_old_states(dir: &Path, current: i64) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

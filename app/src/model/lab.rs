@@ -1,0 +1,178 @@
+//! A lab as its people see it: how fresh its numbers are, its settings, who is looking.
+
+use serde::{Deserialize, Serialize};
+
+/// The freshness light: green (final and checked), amber (behind or not checked), red (a failed
+/// run or a PROBLEM).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Light {
+    Green,
+    #[default]
+    Amber,
+    Red,
+}
+
+impl std::fmt::Display for Light {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Light {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Light::Green => "green",
+            Light::Amber => "amber",
+            Light::Red => "red",
+        }
+    }
+}
+
+/// How the last check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckOutcome {
+    /// No line said PROBLEM.
+    Passed,
+    Problem,
+}
+
+impl std::fmt::Display for CheckOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl CheckOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckOutcome::Passed => "passed",
+            CheckOutcome::Problem => "problem",
+        }
+    }
+}
+
+/// Who someone is to a lab.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// No tokens are asked: a single-user tool on loopback.
+    Local,
+    Instructor,
+    /// Produces, runs and resets one lab.
+    Learner,
+    /// Reads one lab's pages.
+    Viewer,
+    /// No token, or one that opens nothing.
+    #[default]
+    Anonymous,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Local => "local",
+            Role::Instructor => "instructor",
+            Role::Learner => "learner",
+            Role::Viewer => "viewer",
+            Role::Anonymous => "anonymous",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Local,
+            Self::Instructor,
+            Self::Learner,
+            Self::Viewer,
+            Self::Anonymous,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// "Are the numbers final up to when?", for the home page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Freshness {
+    pub light: Light,
+    /// The last hour written to `hourly_sales` (RFC 3339): every hour up to it is final.
+    pub final_through: Option<String>,
+    /// The first hour not final yet.
+    pub next_hour: Option<String>,
+    /// The event time from which a placed order closes `next_hour`.
+    pub closes_with_order_at: Option<String>,
+    pub last_run_at: Option<String>,
+    pub last_check: Option<CheckOutcome>,
+    /// What the home page says, in plain words.
+    pub sentences: Vec<String>,
+}
+
+/// The lab's settings, as the settings form and `POST /api/settings` change them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Seconds between scheduled runs; `None`: no schedule (the default).
+    pub schedule_seconds: Option<u64>,
+    /// Whether gold drops duplicates, from the next reset on.
+    pub dedup: bool,
+    /// Whether gold drops duplicates now (fixed when gold's state started).
+    pub dedup_in_effect: bool,
+    /// Whether anyone may read the lab's freshness and reconciliation pages without a token.
+    pub public: bool,
+}
+
+/// Who the pages are showing to, so they offer only what that person may do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    /// Whether the server asks for tokens (an instructor token is configured).
+    pub auth: bool,
+    pub role: Role,
+    /// The lab a learner's or viewer's token opens.
+    pub lab: Option<String>,
+    /// The labs this person may open, `default` first: the lab picker.
+    pub labs: Vec<String>,
+    /// The token a signed-in browser's forms carry (CSRF protection); `None` without a session.
+    pub csrf: Option<String>,
+}
+
+impl SessionView {
+    /// Whether this person may produce, run and reset `lab`.
+    pub fn may_write(&self, lab: &str) -> bool {
+        match self.role {
+            Role::Local | Role::Instructor => true,
+            Role::Learner => self.lab.as_deref() == Some(lab),
+            Role::Viewer | Role::Anonymous => false,
+        }
+    }
+}
+
+/// A lab on the instructor's overview: where it stands, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabSummary {
+    pub name: String,
+    pub topic: String,
+    pub public: bool,
+    /// As on the lab's freshness page.
+    pub light: Light,
+    pub final_through: Option<String>,
+    pub last_check: Option<CheckOutcome>,
+    pub last_run_at: Option<String>,
+    /// Why the summary could not be read (the lab's tables are unreadable, ...).
+    pub error: Option<String>,
+}
+
+/// A token, shown once: only its hash is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub lab: String,
+    /// Learner or viewer.
+    pub role: Role,
+    pub token: String,
+}

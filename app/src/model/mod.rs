@@ -1,0 +1,19 @@
+//! The plain data Reckon's layers share with the pages, defined once: what a run and each of its
+//! flows did, the check's lines, a lab's freshness and settings, who is asking, and what each page
+//! shows. The server fills these, the history stores and reads them back, the JSON API and the
+//! server functions send them as they are. No engine types here: the wasm build never sees Kafka,
+//! Delta or DataFusion.
+
+mod lab;
+mod pages;
+mod run;
+
+pub use lab::*;
+pub use pages::*;
+pub use run::*;
+
+/// The lab a server always has; its pages live at `/`, every other lab's at `/labs/{name}/`.
+pub const DEFAULT_LAB: &str = "default";
+
+/// The statuses an order event may carry (SPEC §1), in the order the produce form lists them.
+pub const STATUSES: [&str; 5] = ["placed", "paid", "shipped", "delivered", "cancelled"];

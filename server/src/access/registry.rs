@@ -1,0 +1,168 @@
+//! The registry of labs and the tokens that open them, kept in the history database. The access
+//! code owns it: authorization reads tokens back from here, the instructor's pages make labs and
+//! tokens through it.
+
+use app::model::{DEFAULT_LAB, Role};
+
+use crate::store::{History, HistoryError, forget_lab, now};
+
+/// A lab made on this server, as the registry keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LabRecord {
+    pub name: String,
+    pub created_at: String,
+    /// Its freshness and reconciliation pages may be read without a token.
+    pub public: bool,
+}
+
+/// A token as stored: its id, what it opens, and the argon2 hash of its secret (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredToken {
+    pub id: String,
+    /// Learner or viewer.
+    pub role: Role,
+    pub hash: String,
+}
+
+#[derive(Clone)]
+pub struct Registry {
+    history: History,
+}
+
+impl Registry {
+    pub fn new(history: History) -> Self {
+        Self { history }
+    }
+
+    /// The labs recorded on this server, by name (`default` only once its settings were saved).
+    pub async fn labs(&self) -> Result<Vec<LabRecord>, HistoryError> {
+        Ok(
+            sqlx::query_as("SELECT name, created_at, public FROM labs ORDER BY name")
+                .fetch_all(self.history.pool())
+                .await?,
+        )
+    }
+
+    /// Records a new lab with its learner token; `false` if a lab of that name exists.
+    pub async fn create_lab(
+        &self,
+        name: &str,
+        learner: &StoredToken,
+    ) -> Result<bool, HistoryError> {
+        let mut tx = self.history.write().await?;
+        let created = sqlx::query("INSERT OR IGNORE INTO labs (name, created_at) VALUES (?, ?)")
+            .bind(name)
+            .bind(now())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        if created {
+            // Tokens a lab of this name had before (a delete racing a late insert) open nothing.
+            sqlx::query("DELETE FROM tokens WHERE lab = ?")
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
+            insert_token(&mut tx, name, learner).await?;
+        }
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    /// Forgets a lab: its row, its tokens and every history row of it, so a new lab of the same
+    /// name starts clean.
+    pub async fn delete_lab(&self, name: &str) -> Result<(), HistoryError> {
+        let mut tx = self.history.write().await?;
+        forget_lab(&mut tx, name).await?;
+        for statement in [
+            "DELETE FROM tokens WHERE lab = ?",
+            "DELETE FROM labs WHERE name = ?",
+        ] {
+            sqlx::query(statement).bind(name).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Opens (or closes) a lab's public pages; `default` gets a row the first time. `false` if
+    /// the lab is gone.
+    pub async fn set_public(&self, lab: &str, public: bool) -> Result<bool, HistoryError> {
+        let pool = self.history.pool();
+        let done = if lab == DEFAULT_LAB {
+            sqlx::query(
+                "INSERT INTO labs (name, created_at, public) VALUES (?, ?, ?) \
+                 ON CONFLICT (name) DO UPDATE SET public = excluded.public",
+            )
+            .bind(lab)
+            .bind(now())
+            .bind(public)
+            .execute(pool)
+            .await?
+        } else {
+            sqlx::query("UPDATE labs SET public = ? WHERE name = ?")
+                .bind(public)
+                .bind(lab)
+                .execute(pool)
+                .await?
+        };
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Adds a token to a lab that exists (`default` always does); `false` if the lab is gone.
+    pub async fn add_token(&self, lab: &str, token: &StoredToken) -> Result<bool, HistoryError> {
+        let mut tx = self.history.write().await?;
+        let exists = lab == DEFAULT_LAB
+            || sqlx::query("SELECT 1 FROM labs WHERE name = ?")
+                .bind(lab)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        if exists {
+            insert_token(&mut tx, lab, token).await?;
+        }
+        tx.commit().await?;
+        Ok(exists)
+    }
+
+    /// The token with this id and the lab it opens, if any.
+    pub async fn token(&self, id: &str) -> Result<Option<(String, StoredToken)>, HistoryError> {
+        let row: Option<(String, String, String)> =
+            sqlx::query_as("SELECT lab, role, hash FROM tokens WHERE id = ?")
+                .bind(id)
+                .fetch_optional(self.history.pool())
+                .await?;
+        let Some((lab, role, hash)) = row else {
+            return Ok(None);
+        };
+        let role = Role::parse(&role)
+            .filter(|r| matches!(r, Role::Learner | Role::Viewer))
+            .ok_or_else(|| {
+                HistoryError::unreadable(
+                    format!("token {id}"),
+                    format!("role {role:?} is not learner or viewer"),
+                )
+            })?;
+        let stored = StoredToken {
+            id: id.to_string(),
+            role,
+            hash,
+        };
+        Ok(Some((lab, stored)))
+    }
+}
+
+async fn insert_token(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    lab: &str,
+    token: &StoredToken,
+) -> Result<(), HistoryError> {
+    sqlx::query("INSERT INTO tokens (id, lab, role, hash, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(&token.id)
+        .bind(lab)
+        .bind(token.role.as_str())
+        .bind(&token.hash)
+        .bind(now())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

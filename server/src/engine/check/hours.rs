@@ -1,0 +1,137 @@
+//! The check's hour lines: gold's figures for each hour beside a recount of bronze's distinct
+//! placed events, and the verdict that tells them apart.
+
+use app::model::{CheckLine, Verdict};
+use arrow::array::{Array, RecordBatch};
+use arrow::datatypes::{Decimal128Type, Int64Type, TimestampMicrosecondType};
+use chrono::{DateTime, Utc};
+
+use crate::engine::columns::Columns;
+use crate::engine::event::{format_cents, format_micros};
+use crate::engine::flows::HOUR_MICROS;
+use crate::engine::tables::TableError;
+
+/// Each hour written or recounted: gold's figures beside bronze's distinct placed events.
+pub(super) const HOURS: &str = r#"
+    WITH distinct_events AS (
+        SELECT * FROM (
+            SELECT *, row_number() OVER (PARTITION BY order_id, status, event_time ORDER BY "partition", "offset") AS copy
+            FROM bronze_orders)
+        WHERE copy = 1),
+    recount AS (
+        SELECT date_trunc('hour', event_time) AS hour, count(*) AS orders, sum(amount) AS revenue
+        FROM distinct_events WHERE status = 'placed' GROUP BY 1),
+    written AS (
+        SELECT hour, sum(orders) AS orders, sum(revenue) AS revenue, count(*) AS writes
+        FROM hourly_sales GROUP BY hour)
+    SELECT coalesce(r.hour, w.hour) AS hour,
+           w.orders AS counted, CAST(w.revenue AS DECIMAL(38, 2)) AS counted_revenue, w.writes,
+           coalesce(r.orders, 0) AS known, CAST(coalesce(r.revenue, 0) AS DECIMAL(38, 2)) AS known_revenue
+    FROM recount r FULL OUTER JOIN written w ON r.hour = w.hour
+    ORDER BY 1"#;
+
+fn orders(n: i64) -> String {
+    if n == 1 {
+        "1 order".into()
+    } else {
+        format!("{n} orders")
+    }
+}
+
+/// The check's lines for each hour, from the rows of [`HOURS`].
+pub(super) fn lines(
+    batches: &[RecordBatch],
+    watermark: Option<i64>,
+) -> Result<Vec<CheckLine>, TableError> {
+    struct Row {
+        hour: i64,
+        counted: Option<(i64, i128, i64)>,
+        known: (i64, i128),
+    }
+    let mut rows = vec![];
+    for b in batches {
+        let c = Columns::of(b, "the check's hours");
+        let hour = c.primitive::<TimestampMicrosecondType>("hour")?;
+        let counted = c.primitive::<Int64Type>("counted")?;
+        let counted_revenue = c.primitive::<Decimal128Type>("counted_revenue")?;
+        let writes = c.primitive::<Int64Type>("writes")?;
+        let known = c.primitive::<Int64Type>("known")?;
+        let known_revenue = c.primitive::<Decimal128Type>("known_revenue")?;
+        for i in 0..b.num_rows() {
+            rows.push(Row {
+                hour: hour.value(i),
+                counted: (!counted.is_null(i))
+                    .then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
+                known: (known.value(i), known_revenue.value(i)),
+            });
+        }
+    }
+    let days: std::collections::BTreeSet<i64> = rows
+        .iter()
+        .map(|r| r.hour.div_euclid(24 * HOUR_MICROS))
+        .collect();
+    let label = |hour: i64| {
+        let t = DateTime::<Utc>::from_timestamp_micros(hour).unwrap_or_default();
+        if days.len() <= 1 {
+            t.format("%H:%M").to_string()
+        } else {
+            t.format("%Y-%m-%d %H:%M").to_string()
+        }
+    };
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let h = label(r.hour);
+            let (known, known_revenue) = r.known;
+            let (verdict, text) = match r.counted {
+                Some((_, _, writes)) if writes > 1 => {
+                    (Verdict::Problem, format!("{h} written {writes} times: an hour is written once"))
+                }
+                Some((n, revenue, _)) if known == 0 => (
+                    Verdict::Problem,
+                    format!("{h} counted {}, {}, but bronze has no placed event in that hour", orders(n), format_cents(revenue)),
+                ),
+                Some((n, revenue, _)) if n > known => (
+                    Verdict::Problem,
+                    format!("{h} counted {}, {}, but bronze has {}: an event counted twice", orders(n), format_cents(revenue), orders(known)),
+                ),
+                Some((n, revenue, _)) if n < known => (
+                    Verdict::Late,
+                    format!(
+                        "{h} counted {}, {}; bronze has {}, {}: {} arrived after the hour was written",
+                        orders(n),
+                        format_cents(revenue),
+                        orders(known),
+                        format_cents(known_revenue),
+                        known - n
+                    ),
+                ),
+                Some((n, revenue, _)) if revenue != known_revenue => (
+                    Verdict::Problem,
+                    format!(
+                        "{h} counted {}, {}, but bronze has {}, {}: the revenue differs",
+                        orders(n),
+                        format_cents(revenue),
+                        orders(known),
+                        format_cents(known_revenue)
+                    ),
+                ),
+                Some((n, revenue, _)) => (Verdict::Ok, format!("{h} {}, {}", orders(n), format_cents(revenue))),
+                None if watermark.is_some_and(|w| w >= r.hour + HOUR_MICROS) => (
+                    Verdict::Late,
+                    format!("{h} not written: {}, {} arrived after the watermark passed it", orders(known), format_cents(known_revenue)),
+                ),
+                None => (Verdict::Waiting, format!("{h} is not written yet: the watermark has not passed its end")),
+            };
+            CheckLine {
+                verdict,
+                text,
+                hour: Some(format_micros(r.hour)),
+                orders: r.counted.map(|c| c.0),
+                revenue: r.counted.map(|c| format_cents(c.1)),
+                bronze_orders: Some(known),
+                bronze_revenue: Some(format_cents(known_revenue)),
+            }
+        })
+        .collect())
+}

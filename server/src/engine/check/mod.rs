@@ -1,0 +1,298 @@
+//! The check (SPEC §4): recomputes silver and gold from bronze with batch queries and tells apart
+//! an hour that is `ok`, `late` (the watermark dropped an event, as designed), a `PROBLEM` (counted
+//! twice, or written from nothing) and `waiting` (the watermark has not passed it yet). It runs as
+//! the last flow of a pipeline run; its lines are what it hands back.
+
+mod hours;
+mod offsets;
+
+use std::sync::Arc;
+
+use app::model::{CheckLine, FlowRun, Verdict};
+use arrow::array::RecordBatch;
+use arrow::datatypes::Int64Type;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+
+use crate::engine::columns::Columns;
+use crate::engine::event::format_micros;
+use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::flows::FlowError;
+use crate::engine::flows::gold::GoldState;
+use crate::engine::tables::{TableError, TableName};
+
+/// What a check found: its lines, in the order it prints them.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Report {
+    pub findings: Vec<CheckLine>,
+    /// Events in bronze_orders: what the check recounted.
+    pub bronze_events: i64,
+    /// Gold's watermark when the check ran, RFC 3339.
+    pub watermark: Option<String>,
+}
+
+impl Report {
+    pub fn has_problem(&self) -> bool {
+        self.findings.iter().any(|f| f.verdict == Verdict::Problem)
+    }
+
+    /// The exit code `reckon check` ends with: 1 on a PROBLEM.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.has_problem())
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.findings
+            .iter()
+            .try_for_each(|line| writeln!(f, "{line}"))
+    }
+}
+
+/// The check as a flow: it reads every table and commits nothing; its report is what it hands back.
+pub struct Check;
+
+/// The lab's tables, read into one session, and gold's watermark.
+pub struct Tables {
+    ctx: SessionContext,
+    watermark: Option<i64>,
+}
+
+/// What the check's queries counted.
+pub struct Recount {
+    events: i64,
+    offset_problems: Vec<String>,
+    distinct: i64,
+    rejected: i64,
+    orders: i64,
+    differing: Vec<i64>,
+    hours: Vec<RecordBatch>,
+}
+
+#[async_trait::async_trait]
+impl Flow for Check {
+    type State = Tables;
+    type Input = Recount;
+    type Output = Report;
+    type Done = Report;
+
+    fn name(&self) -> &'static str {
+        "check"
+    }
+
+    fn target(&self) -> Option<&'static str> {
+        None
+    }
+
+    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Tables, FlowError> {
+        let ctx = SessionContext::new();
+        for name in TableName::ALL {
+            register(&ctx, cx, name).await?;
+        }
+        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
+        Ok(Tables { ctx, watermark })
+    }
+
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        tables: &Tables,
+        event: &mut FlowRun,
+    ) -> Result<Option<Recount>, FlowError> {
+        let ctx = &tables.ctx;
+        let events = scalar(ctx, "SELECT count(*) AS n FROM bronze_orders").await?;
+        event.figures.rows_read = events as u64;
+        Ok(Some(Recount {
+            events,
+            offset_problems: offsets::problems(ctx, cx).await?,
+            distinct: scalar(
+                ctx,
+                "SELECT count(*) AS n FROM (SELECT DISTINCT order_id, status, event_time FROM bronze_orders)",
+            )
+            .await?,
+            rejected: scalar(ctx, "SELECT count(*) AS n FROM bronze_rejects").await?,
+            orders: scalar(ctx, "SELECT count(*) AS n FROM orders").await?,
+            differing: ints(&query(ctx, SILVER_DIFFERENCES).await?, "order_id")?,
+            hours: query(ctx, hours::HOURS).await?,
+        }))
+    }
+
+    async fn process(
+        &mut self,
+        tables: &mut Tables,
+        recount: Recount,
+        _: &mut FlowRun,
+    ) -> Result<Report, FlowError> {
+        let mut findings = vec![];
+        let line = CheckLine::says;
+        // 1. Bronze and rejects hold every offset read, each once, with no gaps.
+        let Recount { events, .. } = recount;
+        if recount.offset_problems.is_empty() {
+            findings.push(line(
+                Verdict::Ok,
+                format!("bronze_orders has {events} events, each offset once"),
+            ));
+        }
+        findings.extend(
+            recount
+                .offset_problems
+                .into_iter()
+                .map(|text| line(Verdict::Problem, text)),
+        );
+        if events > recount.distinct {
+            let twice = events - recount.distinct;
+            findings.push(line(
+                Verdict::Note,
+                format!("{twice} of them sent twice by the shop's system"),
+            ));
+        }
+        if recount.rejected > 0 {
+            let messages = if recount.rejected == 1 {
+                "message"
+            } else {
+                "messages"
+            };
+            findings.push(line(
+                Verdict::Note,
+                format!(
+                    "{} {messages} rejected, kept in bronze_rejects",
+                    recount.rejected
+                ),
+            ));
+        }
+        // 2. Silver holds the newest event of each order.
+        findings.push(silver_line(recount.orders, &recount.differing));
+        // 3. Gold: each hour against a recount of the distinct placed events.
+        findings.extend(hours::lines(&recount.hours, tables.watermark)?);
+        Ok(Report {
+            findings,
+            bronze_events: events,
+            watermark: tables.watermark.map(format_micros),
+        })
+    }
+
+    async fn commit(
+        &mut self,
+        _: &FlowContext,
+        _: Tables,
+        report: Report,
+        _: &mut FlowRun,
+    ) -> Result<Report, FlowError> {
+        // The check writes no table: its lines go to the run's history with its event.
+        Ok(report)
+    }
+}
+
+fn silver_line(orders: i64, differing: &[i64]) -> CheckLine {
+    if differing.is_empty() {
+        return CheckLine::says(
+            Verdict::Ok,
+            format!("orders has the newest state of all {orders} orders"),
+        );
+    }
+    let ids: Vec<String> = differing.iter().take(5).map(i64::to_string).collect();
+    let more = if differing.len() > 5 {
+        format!(" and {} more", differing.len() - 5)
+    } else {
+        String::new()
+    };
+    CheckLine::says(
+        Verdict::Problem,
+        format!(
+            "orders differs from the newest events in bronze: order ids {}{more}",
+            ids.join(", ")
+        ),
+    )
+}
+
+/// Newest event per order (ties: first stored) against `orders`, both ways; order ids that differ.
+const SILVER_DIFFERENCES: &str = r#"
+    WITH newest AS (
+        SELECT order_id, customer_id, status, amount, event_time FROM (
+            SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY event_time DESC, "partition", "offset") AS rank
+            FROM bronze_orders)
+        WHERE rank = 1)
+    SELECT order_id FROM (
+        SELECT coalesce(n.order_id, o.order_id) AS order_id
+        FROM newest n FULL OUTER JOIN orders o ON n.order_id = o.order_id
+        WHERE n.order_id IS NULL OR o.order_id IS NULL OR n.customer_id <> o.customer_id
+           OR n.status <> o.status OR n.amount <> o.amount OR n.event_time <> o.event_time
+        UNION
+        SELECT order_id FROM orders GROUP BY order_id HAVING count(*) > 1)
+    ORDER BY order_id"#;
+
+/// Registers a table for SQL, read once into memory: the check's queries scan bronze several
+/// times, and decoding its Parquet files once instead of per query is most of the check's cost.
+/// A table not created yet is an empty one with its schema.
+async fn register(
+    ctx: &SessionContext,
+    cx: &FlowContext,
+    name: TableName,
+) -> Result<(), FlowError> {
+    let query_err = |source| TableError::Query {
+        table: name.to_string(),
+        source,
+    };
+    let provider: Arc<dyn datafusion::catalog::TableProvider> = match cx.tables.open(name).await? {
+        Some(table) => {
+            let delta = |source| TableError::Delta {
+                table: name.to_string(),
+                source,
+            };
+            table
+                .update_datafusion_session(&ctx.state())
+                .map_err(delta)?;
+            table.table_provider().await.map_err(|e| query_err(e))?
+        }
+        None => Arc::new(MemTable::try_new(name.schema(), vec![vec![]]).map_err(query_err)?),
+    };
+    let schema = provider.schema();
+    let batches = ctx
+        .read_table(provider)
+        .map_err(query_err)?
+        .collect()
+        .await
+        .map_err(query_err)?;
+    // As many partitions as the session runs in parallel, batches dealt out in turn.
+    let parallel = ctx.state().config().target_partitions().max(1);
+    let mut partitions = vec![vec![]; parallel];
+    for (i, batch) in batches.into_iter().enumerate() {
+        partitions[i % parallel].push(batch);
+    }
+    let table = MemTable::try_new(schema, partitions).map_err(query_err)?;
+    ctx.register_table(name.as_str(), Arc::new(table))
+        .map_err(query_err)?;
+    Ok(())
+}
+
+pub(super) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
+    let err = |source| TableError::Query {
+        table: "check".into(),
+        source,
+    };
+    ctx.sql(sql)
+        .await
+        .map_err(err)?
+        .collect()
+        .await
+        .map_err(err)
+}
+
+/// The one number a `SELECT count(*) AS n` query answers.
+async fn scalar(ctx: &SessionContext, sql: &str) -> Result<i64, TableError> {
+    Ok(ints(&query(ctx, sql).await?, "n")?
+        .first()
+        .copied()
+        .unwrap_or(0))
+}
+
+/// The non-null values of an integer column of a query's rows.
+fn ints(batches: &[RecordBatch], column: &str) -> Result<Vec<i64>, TableError> {
+    let mut out = vec![];
+    for b in batches {
+        let values = Columns::of(b, "the check").primitive::<Int64Type>(column)?;
+        out.extend(values.iter().flatten());
+    }
+    Ok(out)
+}

@@ -1,0 +1,57 @@
+//! Columns of a query's result, looked up by name with their type checked: a query that changes
+//! its columns fails with an error naming the column, instead of reading the wrong one.
+
+use arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch, StringArray};
+use arrow::datatypes::ArrowPrimitiveType;
+
+use super::tables::TableError;
+
+/// The rows of one query, for reading columns by name; `what` names the query in errors.
+#[derive(Clone, Copy)]
+pub struct Columns<'a> {
+    pub batch: &'a RecordBatch,
+    pub what: &'a str,
+}
+
+impl<'a> Columns<'a> {
+    pub fn of(batch: &'a RecordBatch, what: &'a str) -> Self {
+        Self { batch, what }
+    }
+
+    fn find(&self, name: &str) -> Result<&'a dyn Array, TableError> {
+        self.batch
+            .column_by_name(name)
+            .map(|c| c.as_ref())
+            .ok_or_else(|| self.error(name, "not in the result".into()))
+    }
+
+    fn error(&self, column: &str, detail: String) -> TableError {
+        TableError::Column {
+            what: self.what.to_string(),
+            column: column.to_string(),
+            detail,
+        }
+    }
+
+    /// A column of numbers or times of type `T`.
+    pub fn primitive<T: ArrowPrimitiveType>(
+        &self,
+        name: &str,
+    ) -> Result<&'a PrimitiveArray<T>, TableError> {
+        let column = self.find(name)?;
+        column.as_primitive_opt::<T>().ok_or_else(|| {
+            self.error(
+                name,
+                format!("is {}, not {}", column.data_type(), T::DATA_TYPE),
+            )
+        })
+    }
+
+    /// A column of text.
+    pub fn strings(&self, name: &str) -> Result<&'a StringArray, TableError> {
+        let column = self.find(name)?;
+        column
+            .as_string_opt::<i32>()
+            .ok_or_else(|| self.error(name, format!("is {}, not text", column.data_type())))
+    }
+}

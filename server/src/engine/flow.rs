@@ -1,0 +1,156 @@
+//! A flow and the runner that runs flows. Every flow has the same four steps, in order:
+//!
+//! 1. **restore** what its last commit left: the offsets or version it got to, its state;
+//! 2. **read** what is new since then (nothing new: the flow is idle and stops here);
+//! 3. **process** it into what it will write;
+//! 4. **commit** the rows together with the progress and state that describe them, in one Delta
+//!    commit, so a crash anywhere leaves either all of it or none.
+//!
+//! The runner drives the steps, stops the process at a crash point when a test asks for one,
+//! and keeps one event per flow per run (PIPELINES §6), which the lab records in its history.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use app::model::{FlowRun, FlowStatus};
+
+use super::crash::{CrashPoint, Moment};
+use super::flows::FlowError;
+use super::tables::Tables;
+
+/// What a flow may touch: the lab's tables, its topic, its state folder, and the crash point a
+/// test set. The lab hands this down; flows never see the lab.
+#[derive(Debug, Clone)]
+pub struct FlowContext {
+    pub tables: Tables,
+    pub topic: String,
+    /// Partitions the topic is created with when a flow finds it missing.
+    pub partitions: i32,
+    /// `<data>/state`: state that is not rows (gold's open hours), committed by a Delta version.
+    pub state_dir: PathBuf,
+    pub crash_at: Option<CrashPoint>,
+}
+
+impl FlowContext {
+    pub fn gold_state_dir(&self) -> PathBuf {
+        self.state_dir.join("gold")
+    }
+}
+
+/// One flow: restore, read, process, commit. Each step notes what it did in the run's event.
+#[async_trait::async_trait]
+pub trait Flow: Send {
+    /// What the last commit left: progress and state.
+    type State: Send;
+    /// What is new since then.
+    type Input: Send;
+    /// What the commit will write.
+    type Output: Send;
+    /// What the run hands back besides its event (the check's report; nothing for streams).
+    type Done: Send + Default;
+
+    /// The flow's name in events and crash points: bronze, silver, gold, check.
+    fn name(&self) -> &'static str;
+    /// The table it writes, if any.
+    fn target(&self) -> Option<&'static str>;
+
+    async fn restore(
+        &mut self,
+        cx: &FlowContext,
+        event: &mut FlowRun,
+    ) -> Result<Self::State, FlowError>;
+
+    /// `None` when nothing is new: the flow is idle and commits nothing.
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        state: &Self::State,
+        event: &mut FlowRun,
+    ) -> Result<Option<Self::Input>, FlowError>;
+
+    async fn process(
+        &mut self,
+        state: &mut Self::State,
+        input: Self::Input,
+        event: &mut FlowRun,
+    ) -> Result<Self::Output, FlowError>;
+
+    async fn commit(
+        &mut self,
+        cx: &FlowContext,
+        state: Self::State,
+        output: Self::Output,
+        event: &mut FlowRun,
+    ) -> Result<Self::Done, FlowError>;
+}
+
+/// Runs flows in the order it is given them and keeps each one's event.
+pub struct Runner {
+    cx: FlowContext,
+    events: Vec<FlowRun>,
+}
+
+impl Runner {
+    pub fn new(cx: FlowContext) -> Self {
+        Self { cx, events: vec![] }
+    }
+
+    pub fn context(&self) -> &FlowContext {
+        &self.cx
+    }
+
+    /// Runs one flow's four steps and records its event, failed or not.
+    pub async fn run<F: Flow>(&mut self, mut flow: F) -> Result<F::Done, FlowError> {
+        let mut event = FlowRun::starting(flow.name(), flow.target(), now());
+        let started = Instant::now();
+        let result = steps(&mut flow, &self.cx, &mut event).await;
+        event.duration_ms = started.elapsed().as_millis() as u64;
+        if let Err(e) = &result {
+            event.status = FlowStatus::Failed;
+            event.error = Some(e.to_string());
+        }
+        self.events.push(event);
+        result
+    }
+
+    /// Records the flows of `plan` that did not run (an earlier one failed) as skipped.
+    pub fn skip_rest(&mut self, plan: &[(&str, Option<&str>)]) {
+        for (name, target) in plan {
+            if !self.events.iter().any(|e| e.flow == *name) {
+                let mut event = FlowRun::starting(name, *target, now());
+                event.status = FlowStatus::Skipped;
+                self.events.push(event);
+            }
+        }
+    }
+
+    pub fn events(&self) -> &[FlowRun] {
+        &self.events
+    }
+
+    pub fn into_events(self) -> Vec<FlowRun> {
+        self.events
+    }
+}
+
+async fn steps<F: Flow>(
+    flow: &mut F,
+    cx: &FlowContext,
+    event: &mut FlowRun,
+) -> Result<F::Done, FlowError> {
+    let mut state = flow.restore(cx, event).await?;
+    let Some(input) = flow.read(cx, &state, event).await? else {
+        event.status = FlowStatus::Idle;
+        return Ok(F::Done::default());
+    };
+    CrashPoint::abort_if(cx.crash_at, flow.name(), Moment::AfterRead);
+    let output = flow.process(&mut state, input, event).await?;
+    let done = flow.commit(cx, state, output, event).await?;
+    event.status = FlowStatus::Completed;
+    CrashPoint::abort_if(cx.crash_at, flow.name(), Moment::AfterCommit);
+    Ok(done)
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -1,0 +1,131 @@
+//! A lab's settings, in one store: the schedule and the deduplication setting (kept in
+//! `<data>/settings.json`) and whether its pages are public (kept in the registry, which the
+//! access code reads when the server starts). Readers see all three through one lock.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use app::api::ApiError;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::access::registry::Registry;
+use crate::service::error::failed;
+
+/// What the settings file keeps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct SettingsFile {
+    /// Seconds between scheduled runs; `None`: off.
+    schedule_seconds: Option<u64>,
+    /// Deduplication from the next reset on; `None`: on (SPEC's default).
+    dedup: Option<bool>,
+}
+
+/// Every setting of a lab as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Current {
+    pub schedule_seconds: Option<u64>,
+    pub dedup: bool,
+    pub public: bool,
+}
+
+/// A change to some settings; `None` leaves one as it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Change {
+    /// `Some(None)` turns the schedule off.
+    pub schedule_seconds: Option<Option<u64>>,
+    pub dedup: Option<bool>,
+    pub public: Option<bool>,
+}
+
+pub struct SettingsStore {
+    lab: String,
+    path: PathBuf,
+    registry: Registry,
+    current: Mutex<(SettingsFile, bool)>,
+    /// The schedule's interval, watched by the schedule task.
+    schedule: watch::Sender<Option<u64>>,
+}
+
+impl SettingsStore {
+    /// The settings of lab `lab` kept in folder `dir`; `public` as the registry has it.
+    pub fn open(lab: &str, dir: PathBuf, registry: Registry, public: bool) -> Self {
+        let path = dir.join("settings.json");
+        let file: SettingsFile = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!("{}: {e}; using the default settings", path.display());
+                SettingsFile::default()
+            }),
+            Err(_) => SettingsFile::default(),
+        };
+        let (schedule, _) = watch::channel(file.schedule_seconds);
+        Self {
+            lab: lab.to_string(),
+            path,
+            registry,
+            current: Mutex::new((file, public)),
+            schedule,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (SettingsFile, bool)> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn current(&self) -> Current {
+        let (file, public) = &*self.lock();
+        Current {
+            schedule_seconds: file.schedule_seconds,
+            dedup: file.dedup.unwrap_or(true),
+            public: *public,
+        }
+    }
+
+    /// The schedule's interval as it changes.
+    pub fn schedule(&self) -> watch::Receiver<Option<u64>> {
+        self.schedule.subscribe()
+    }
+
+    /// Applies a change: public first (the one write that can find the lab gone), then the
+    /// file, written aside and renamed so a crash leaves the old settings or the new.
+    pub async fn change(&self, change: Change) -> Result<Current, ApiError> {
+        if let Some(Some(0)) = change.schedule_seconds {
+            return Err(ApiError::field(
+                "schedule_seconds",
+                "at least 1 second, or null for no schedule",
+            ));
+        }
+        if let Some(public) = change.public {
+            let found = self
+                .registry
+                .set_public(&self.lab, public)
+                .await
+                .map_err(failed)?;
+            if !found {
+                return Err(ApiError::NotFound(format!("no lab {:?}", self.lab)));
+            }
+            self.lock().1 = public;
+        }
+        if change.schedule_seconds.is_some() || change.dedup.is_some() {
+            let mut current = self.lock();
+            let mut file = current.0.clone();
+            if let Some(schedule) = change.schedule_seconds {
+                file.schedule_seconds = schedule;
+            }
+            if let Some(dedup) = change.dedup {
+                file.dedup = Some(dedup);
+            }
+            let json =
+                serde_json::to_vec_pretty(&file).map_err(|e| ApiError::Failed(e.to_string()))?;
+            let partial = self.path.with_extension("json.partial");
+            let dir = self.path.parent().unwrap_or(&self.path);
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&partial, json))
+                .and_then(|()| std::fs::rename(&partial, &self.path))
+                .map_err(|e| ApiError::Failed(format!("{}: {e}", self.path.display())))?;
+            self.schedule.send_replace(file.schedule_seconds);
+            current.0 = file;
+        }
+        Ok(self.current())
+    }
+}

@@ -1,0 +1,21 @@
+//! What each page shows, one file per page of `app/src/pages/`: read from the tables (truth),
+//! Kafka and the history, into the shared types of `app::model`.
+
+pub mod freshness;
+pub mod hours;
+pub mod pipeline;
+pub mod produce;
+pub mod runs;
+pub mod tables;
+pub mod topic;
+
+use app::api::ApiError;
+
+use crate::service::lab::Lab;
+use crate::store::History;
+
+/// The lab's history; every lab the server serves keeps one.
+pub(crate) fn history(lab: &Lab) -> Result<&History, ApiError> {
+    lab.history()
+        .ok_or_else(|| ApiError::Failed("this lab keeps no history".into()))
+}
