@@ -39,6 +39,12 @@ SELECT run_id,
        coalesce(json_extract(record, '$.dropped'), '[]')
 FROM stream_runs;
 
+-- A run that checked has the check's event too (its duration was not recorded).
+INSERT INTO flow_events (run_id, seq, flow, target, status, started_at, duration_ms, error, figures, dropped)
+SELECT f.run_id, (SELECT count(*) FROM flow_events e WHERE e.run_id = f.run_id), 'check', NULL,
+       'COMPLETED', runs.started_at, 0, NULL, '{}', '[]'
+FROM (SELECT DISTINCT run_id FROM check_findings) f JOIN runs ON runs.id = f.run_id;
+
 DROP TABLE stream_runs;
 
 -- Verdicts are stored as the API sends them: `problem`, not the printed line's `PROBLEM`.

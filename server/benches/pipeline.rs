@@ -14,7 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use reckon::bench::{self, SparkPeer, Stages, Workload, median};
+use reckon::bench::spark::SparkPeer;
+use reckon::bench::{self, Stages, Workload, median};
 use reckon::{Config, Lab};
 use serde_json::json;
 

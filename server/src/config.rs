@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use app::model::DEFAULT_LAB;
 
-use crate::engine::crash::CrashPoint;
+use crate::crash::CrashPoint;
 
 /// The Kafka version whose jars `kafka/fetch-jars.sh` fetches; the local broker runs from them.
 pub const KAFKA_VERSION: &str = "4.1.1";

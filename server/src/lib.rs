@@ -13,6 +13,7 @@
 pub mod access;
 pub mod bench;
 pub mod config;
+pub mod crash;
 pub mod engine;
 pub mod kafka;
 pub mod limit;

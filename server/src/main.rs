@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use app::api::Backend;
 use clap::{Parser, Subcommand};
-use reckon::engine::crash::CrashPoint;
+use reckon::crash::CrashPoint;
 use reckon::engine::event::OrderEvent;
 use reckon::engine::render;
 use reckon::engine::scenario::Scenario;

@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use app::model::{FlowRun, FlowStatus};
 
-use super::crash::{CrashPoint, Moment};
 use super::flows::FlowError;
 use super::tables::Tables;
+use crate::crash::{CrashPoint, Moment};
 
 /// What a flow may touch: the lab's tables, its topic, its state folder, and the crash point a
 /// test set. The lab hands this down; flows never see the lab.

@@ -11,6 +11,7 @@ use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use serde_json::{Map, Value};
 
+use crate::engine::columns::Columns;
 use crate::engine::event::{format_cents, format_micros};
 use crate::engine::tables::{TableError, TableName, Tables};
 
@@ -42,12 +43,13 @@ pub async fn sorted_rows(
 /// Rows a table holds (at the version it is loaded at).
 pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
     let ctx = session_with(table, name).await?;
-    let batches = collect(&ctx, name, "SELECT count(*) FROM t").await?;
-    Ok(batches
-        .first()
-        .filter(|b| b.num_rows() > 0)
-        .map(|b| b.column(0).as_primitive::<Int64Type>().value(0))
-        .unwrap_or(0))
+    let batches = collect(&ctx, name, "SELECT count(*) AS n FROM t").await?;
+    match batches.first().filter(|b| b.num_rows() > 0) {
+        Some(b) => Ok(Columns::of(b, name.as_str())
+            .primitive::<Int64Type>("n")?
+            .value(0)),
+        None => Ok(0),
+    }
 }
 
 /// A session with `table` registered as `t`.

@@ -19,7 +19,7 @@ use deltalake::protocol::{DeltaOperation, SaveMode};
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
 use futures::stream::BoxStream;
 
-use crate::engine::crash::{CrashPoint, Moment};
+use crate::crash::{CrashPoint, Moment};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {

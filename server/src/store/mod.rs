@@ -102,3 +102,84 @@ impl History {
 pub(super) fn composed(sql: String) -> sqlx::AssertSqlSafe<String> {
     sqlx::AssertSqlSafe(sql)
 }
+
+#[cfg(test)]
+mod tests {
+    use app::model::{DropReason, FlowStatus, SourceRange, Verdict};
+
+    use super::*;
+
+    /// A history written before the event log (stream runs with a JSON record, verdicts as
+    /// printed) reads back, once migrated, as the same runs in the shared types.
+    #[tokio::test]
+    async fn a_history_from_before_the_event_log_reads_back_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .unwrap()
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.unwrap();
+        sqlx::migrate!("../migrations")
+            .run_to(2, &pool)
+            .await
+            .unwrap();
+        let record = r#"{"stream":"gold","rows_read":2,"rows_written":1,"rows_late":1,
+            "rows_duplicate":0,"rows_rejected":0,
+            "source":{"kind":"versions","table":"bronze_orders","first":3,"last":4},
+            "table_version":5,"watermark_before":"2026-10-01T11:05:00Z",
+            "watermark_after":"2026-10-01T11:10:00Z","hours_closed":["2026-10-01T10:00:00Z"],
+            "dropped":[{"order_id":1006,"status":"placed","event_time":"2026-10-01T09:50:00Z",
+                        "partition":0,"offset":11,"reason":"late"}],
+            "started_at":"2026-10-01T12:00:00.100Z","duration_ms":40}"#;
+        for statement in [
+            "INSERT INTO runs VALUES (1, 'default', 'cli', 0, '2026-10-01T12:00:00.000Z', \
+             '2026-10-01T12:00:01.000Z', 'succeeded', NULL)"
+                .to_string(),
+            format!(
+                "INSERT INTO stream_runs VALUES (1, 'gold', 2, 1, 1, 0, 0, 5, \
+                 '2026-10-01T11:05:00Z', '2026-10-01T11:10:00Z', 40, '{record}')"
+            ),
+            "INSERT INTO check_findings (run_id, line, verdict, text) \
+             VALUES (1, 0, 'PROBLEM', 'orders differs')"
+                .to_string(),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        pool.close().await;
+
+        let history = History::open(&path).await.unwrap();
+        let run = history.run(1).await.unwrap().unwrap();
+        let gold = &run.streams[0];
+        assert_eq!(
+            (gold.flow.as_str(), gold.target.as_deref(), gold.status),
+            ("gold", Some("hourly_sales"), FlowStatus::Completed)
+        );
+        assert_eq!(
+            (gold.figures.rows_late, gold.figures.table_version),
+            (1, Some(5))
+        );
+        assert_eq!(
+            gold.figures.source,
+            SourceRange::Versions {
+                table: "bronze_orders".into(),
+                first: 3,
+                last: 4
+            }
+        );
+        assert_eq!(gold.figures.hours_closed, ["2026-10-01T10:00:00Z"]);
+        assert_eq!(gold.dropped[0].reason, DropReason::Late);
+        assert_eq!(gold.started_at, "2026-10-01T12:00:00.100Z");
+        assert_eq!(run.findings[0].verdict, Verdict::Problem);
+        let check = run.check.as_ref().expect("the check's event");
+        assert_eq!(
+            (check.flow.as_str(), check.status),
+            ("check", FlowStatus::Completed)
+        );
+        let page = history.timeline("default", 10, None).await.unwrap();
+        assert_eq!(page.runs[0].check, Some(Verdict::Problem));
+        assert_eq!(page.runs[0].streams[0].offset_ms, 100);
+    }
+}
