@@ -154,3 +154,132 @@ async fn steps<F: Flow>(
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tables::{TableError, Tables};
+
+    /// A flow that finds `new` rows, and fails at `fail_at` when asked to.
+    struct Counter {
+        new: u64,
+        fail_at: Option<&'static str>,
+    }
+
+    impl Counter {
+        fn step(&mut self, step: &'static str) -> Result<(), FlowError> {
+            match self.fail_at == Some(step) {
+                true => Err(FlowError::Table(TableError::Unknown(step.into()))),
+                false => Ok(()),
+            }
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Flow for Counter {
+        type State = u64;
+        type Input = u64;
+        type Output = u64;
+        type Done = u64;
+
+        fn name(&self) -> &'static str {
+            "counter"
+        }
+
+        fn target(&self) -> Option<&'static str> {
+            Some("counts")
+        }
+
+        async fn restore(&mut self, _: &FlowContext, _: &mut FlowRun) -> Result<u64, FlowError> {
+            self.step("restore").map(|()| 10)
+        }
+
+        async fn read(
+            &mut self,
+            _: &FlowContext,
+            _: &u64,
+            event: &mut FlowRun,
+        ) -> Result<Option<u64>, FlowError> {
+            self.step("read")?;
+            event.figures.rows_read = self.new;
+            Ok((self.new > 0).then_some(self.new))
+        }
+
+        async fn process(
+            &mut self,
+            state: &mut u64,
+            input: u64,
+            _: &mut FlowRun,
+        ) -> Result<u64, FlowError> {
+            self.step("process")?;
+            *state += input;
+            Ok(input)
+        }
+
+        async fn commit(
+            &mut self,
+            _: &FlowContext,
+            state: u64,
+            output: u64,
+            event: &mut FlowRun,
+        ) -> Result<u64, FlowError> {
+            self.step("commit")?;
+            event.figures.rows_written = output;
+            Ok(state)
+        }
+    }
+
+    fn runner() -> (tempfile::TempDir, Runner) {
+        let dir = tempfile::tempdir().unwrap();
+        let cx = FlowContext {
+            tables: Tables::new(dir.path().join("tables"), None),
+            topic: "t".into(),
+            partitions: 1,
+            state_dir: dir.path().join("state"),
+            crash_at: None,
+        };
+        (dir, Runner::new(cx))
+    }
+
+    fn counter(new: u64, fail_at: Option<&'static str>) -> Counter {
+        Counter { new, fail_at }
+    }
+
+    #[tokio::test]
+    async fn a_flow_runs_its_four_steps_in_order_and_records_one_event() {
+        let (_dir, mut runner) = runner();
+        assert_eq!(runner.run(counter(3, None)).await.unwrap(), 13);
+        let event = &runner.events()[0];
+        assert_eq!(
+            (event.flow.as_str(), event.target.as_deref(), event.status),
+            ("counter", Some("counts"), FlowStatus::Completed)
+        );
+        assert_eq!(
+            (event.figures.rows_read, event.figures.rows_written),
+            (3, 3)
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_new_is_idle_and_neither_processed_nor_committed() {
+        let (_dir, mut runner) = runner();
+        // A commit would hand back the restored state (10): idle hands back nothing.
+        assert_eq!(runner.run(counter(0, None)).await.unwrap(), 0);
+        assert_eq!(runner.events()[0].status, FlowStatus::Idle);
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_recorded_with_its_error_and_the_rest_skipped() {
+        let (_dir, mut runner) = runner();
+        let error = runner.run(counter(3, Some("commit"))).await.unwrap_err();
+        runner.skip_rest(&[("counter", Some("counts")), ("check", None)]);
+        let events = runner.into_events();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].status, FlowStatus::Failed);
+        assert_eq!(events[0].error.as_deref(), Some(error.to_string().as_str()));
+        assert_eq!(
+            (events[1].flow.as_str(), events[1].status),
+            ("check", FlowStatus::Skipped)
+        );
+    }
+}

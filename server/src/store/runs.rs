@@ -74,9 +74,9 @@ impl TryFrom<FlowRow> for FlowRun {
         let what = || format!("run #{}'s {} event", row.run_id, row.flow);
         let status = FlowStatus::parse(&row.status)
             .ok_or_else(|| HistoryError::unreadable(what(), format!("status {:?}", row.status)))?;
-        let figures: Figures = serde_json::from_str(&row.figures)
+        let figures: Figures = from_json(&row.figures)
             .map_err(|e| HistoryError::unreadable(what(), format!("figures: {e}")))?;
-        let dropped: Vec<DroppedEvent> = serde_json::from_str(&row.dropped)
+        let dropped: Vec<DroppedEvent> = from_json(&row.dropped)
             .map_err(|e| HistoryError::unreadable(what(), format!("dropped events: {e}")))?;
         Ok(FlowRun {
             flow: row.flow,
@@ -124,6 +124,13 @@ impl TryFrom<LineRow> for CheckLine {
             bronze_revenue: row.bronze_revenue,
         })
     }
+}
+
+/// JSON of a shared type; an error names the field that did not read (`rows_read: invalid type`).
+fn from_json<'a, T: serde::Deserialize<'a>>(
+    json: &'a str,
+) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(json))
 }
 
 /// Reads rows into the shared type, failing on the first that does not read.
