@@ -2,7 +2,7 @@
 //! its columns fails with an error naming the column, instead of reading the wrong one.
 
 use arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch, StringArray};
-use arrow::datatypes::ArrowPrimitiveType;
+use arrow::datatypes::{ArrowPrimitiveType, DataType};
 
 use super::tables::TableError;
 
@@ -47,11 +47,14 @@ impl<'a> Columns<'a> {
         })
     }
 
-    /// A column of text.
-    pub fn strings(&self, name: &str) -> Result<&'a StringArray, TableError> {
+    /// A column of text, whichever way it is stored (Utf8, a string view, a dictionary).
+    pub fn strings(&self, name: &str) -> Result<StringArray, TableError> {
         let column = self.find(name)?;
-        column
-            .as_string_opt::<i32>()
-            .ok_or_else(|| self.error(name, format!("is {}, not text", column.data_type())))
+        if let Some(strings) = column.as_string_opt::<i32>() {
+            return Ok(strings.clone());
+        }
+        let cast = arrow::compute::cast(column, &DataType::Utf8)
+            .map_err(|e| self.error(name, format!("is {}, not text: {e}", column.data_type())))?;
+        Ok(cast.as_string::<i32>().clone())
     }
 }
