@@ -7,6 +7,7 @@ pub mod columns;
 pub mod event;
 pub mod flow;
 pub mod flows;
+pub mod pipeline;
 pub mod render;
 pub mod scenario;
 pub mod tables;

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::columns::Columns;
 use crate::engine::event::{format_cents, format_micros};
-use crate::engine::tables::{TableError, TableName, Tables};
+use crate::engine::tables::{self, TableError, TableName, Tables};
 
 /// Every row of a table, sorted by its key; a table not created yet has none.
 pub async fn rows(tables: &Tables, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
@@ -32,9 +32,9 @@ pub async fn sorted_rows(
     let ctx = session_with(table, name).await?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
     let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
-    collect(
+    tables::query(
         &ctx,
-        name,
+        name.as_str(),
         &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", ")),
     )
     .await
@@ -43,7 +43,7 @@ pub async fn sorted_rows(
 /// Rows a table holds (at the version it is loaded at).
 pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
     let ctx = session_with(table, name).await?;
-    let batches = collect(&ctx, name, "SELECT count(*) AS n FROM t").await?;
+    let batches = tables::query(&ctx, name.as_str(), "SELECT count(*) AS n FROM t").await?;
     match batches.first().filter(|b| b.num_rows() > 0) {
         Some(b) => Ok(Columns::of(b, name.as_str())
             .primitive::<Int64Type>("n")?
@@ -74,23 +74,6 @@ async fn session_with(table: &DeltaTable, name: TableName) -> Result<SessionCont
             source,
         })?;
     Ok(ctx)
-}
-
-async fn collect(
-    ctx: &SessionContext,
-    name: TableName,
-    sql: &str,
-) -> Result<Vec<RecordBatch>, TableError> {
-    let query = |source| TableError::Query {
-        table: name.to_string(),
-        source,
-    };
-    ctx.sql(sql)
-        .await
-        .map_err(query)?
-        .collect()
-        .await
-        .map_err(query)
 }
 
 /// Rows as JSON objects, columns in table order.

@@ -340,6 +340,24 @@ pub async fn append(
     Ok(table)
 }
 
+/// Runs `sql` in `ctx` and collects its rows; an error names `what` the query was about.
+pub async fn query(
+    ctx: &datafusion::prelude::SessionContext,
+    what: &str,
+    sql: &str,
+) -> Result<Vec<arrow::record_batch::RecordBatch>, TableError> {
+    let error = |source| TableError::Query {
+        table: what.to_string(),
+        source,
+    };
+    ctx.sql(sql)
+        .await
+        .map_err(error)?
+        .collect()
+        .await
+        .map_err(error)
+}
+
 /// The table's name: the last part of its folder.
 pub fn table_name(table: &DeltaTable) -> String {
     table

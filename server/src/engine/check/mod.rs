@@ -19,7 +19,7 @@ use crate::engine::event::format_micros;
 use crate::engine::flow::{Flow, FlowContext};
 use crate::engine::flows::FlowError;
 use crate::engine::flows::gold::GoldState;
-use crate::engine::tables::{TableError, TableName};
+use crate::engine::tables::{self, TableError, TableName};
 
 /// What a check found: its lines, in the order it prints them.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -267,16 +267,7 @@ async fn register(
 }
 
 pub(super) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
-    let err = |source| TableError::Query {
-        table: "check".into(),
-        source,
-    };
-    ctx.sql(sql)
-        .await
-        .map_err(err)?
-        .collect()
-        .await
-        .map_err(err)
+    tables::query(ctx, "check", sql).await
 }
 
 /// The one number a `SELECT count(*) AS n` query answers.

@@ -117,16 +117,7 @@ pub(crate) async fn query_changes(
     ctx: &SessionContext,
     sql: &str,
 ) -> Result<Vec<RecordBatch>, TableError> {
-    let query = |source| TableError::Query {
-        table: "changes of bronze_orders".into(),
-        source,
-    };
-    ctx.sql(sql)
-        .await
-        .map_err(query)?
-        .collect()
-        .await
-        .map_err(query)
+    crate::engine::tables::query(ctx, "changes of bronze_orders", sql).await
 }
 
 /// Renders a watermark for a run record.

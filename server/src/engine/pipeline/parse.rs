@@ -1,0 +1,552 @@
+//! The statements of a pipeline's `.sql` files (PIPELINES §2), read into plain declarations. Only
+//! the statements' own words are read here; each query is kept as text with its position, for
+//! `sql.rs` to hand to DataFusion's parser. An error names `file:line:column` and what was expected.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where something is in a project: a file (relative to the project) and a 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: {message}")]
+pub struct ParseError {
+    pub place: Place,
+    pub message: String,
+}
+
+/// What a dataset is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    StreamingTable,
+    MaterializedView,
+    TemporaryView,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::StreamingTable => "streaming table",
+            Kind::MaterializedView => "materialized view",
+            Kind::TemporaryView => "view",
+        }
+    }
+}
+
+/// What happens to a row that breaks an expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Violation {
+    /// Written and counted.
+    Warn,
+    /// Not written, counted, kept in `_quarantine`.
+    Drop,
+    /// The flow fails and commits nothing.
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectation {
+    pub name: String,
+    /// A SQL condition; a row passes when it is true (false and NULL fail).
+    pub condition: String,
+    pub on_violation: Violation,
+}
+
+/// A query as written, and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryText {
+    pub sql: String,
+    pub at: Place,
+}
+
+/// `CREATE ... STREAMING TABLE | MATERIALIZED VIEW | TEMPORARY VIEW`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    pub kind: Kind,
+    pub name: String,
+    pub expectations: Vec<Expectation>,
+    pub comment: Option<String>,
+    pub properties: BTreeMap<String, String>,
+    pub query: Option<QueryText>,
+    pub at: Place,
+}
+
+/// `CREATE FLOW name AS INSERT INTO target BY NAME query`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsertFlow {
+    pub name: String,
+    pub target: String,
+    pub query: QueryText,
+    pub at: Place,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    Dataset(Dataset),
+    Insert(InsertFlow),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Word(String),
+    Text(String),
+    Symbol(char),
+}
+
+/// A token and the byte where it starts in the file.
+type Spanned = (Token, usize);
+
+/// Reads every statement of one file.
+pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> {
+    let mut out = vec![];
+    for (start, end) in split(file, text)? {
+        out.push(Reader::new(file, text, start, end)?.statement()?);
+    }
+    Ok(out)
+}
+
+/// 1-based line and column of byte `at`.
+pub fn place(file: &str, text: &str, at: usize) -> Place {
+    let before = &text[..at.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    Place {
+        file: file.to_string(),
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    }
+}
+
+/// The statements' byte ranges: split at `;` outside strings, quoted names and comments.
+fn split(file: &str, text: &str) -> Result<Vec<(usize, usize)>, ParseError> {
+    let bytes = text.as_bytes();
+    let (mut ranges, mut start, mut i) = (vec![], None, 0);
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").ok_or_else(|| ParseError {
+                    place: place(file, text, i),
+                    message: "a comment that never ends (expected `*/`)".into(),
+                })?;
+                i += end + 4;
+                continue;
+            }
+            b'\'' | b'"' | b'`' => {
+                start.get_or_insert(i);
+                i = closing(file, text, i)?;
+            }
+            b';' => {
+                if let Some(s) = start.take() {
+                    ranges.push((s, i));
+                }
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => {
+                start.get_or_insert(i);
+            }
+        }
+        i += 1;
+    }
+    match start {
+        Some(_) => Err(ParseError {
+            place: place(file, text, text.trim_end().len()),
+            message: "expected `;` at the end of the statement".into(),
+        }),
+        None => Ok(ranges),
+    }
+}
+
+/// The byte of the quote closing the one at `open` (a doubled quote is part of the text).
+fn closing(file: &str, text: &str, open: usize) -> Result<usize, ParseError> {
+    let bytes = text.as_bytes();
+    let quote = bytes[open];
+    let mut i = open + 1;
+    while i < bytes.len() {
+        if bytes[i] == quote {
+            if bytes.get(i + 1) == Some(&quote) {
+                i += 2;
+                continue;
+            }
+            return Ok(i);
+        }
+        i += 1;
+    }
+    Err(ParseError {
+        place: place(file, text, open),
+        message: format!("a quoted text that never ends (expected {})", quote as char),
+    })
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    text: &'a str,
+    tokens: Vec<Spanned>,
+    next: usize,
+    end: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(file: &'a str, text: &'a str, start: usize, end: usize) -> Result<Self, ParseError> {
+        let mut tokens = vec![];
+        let bytes = text.as_bytes();
+        let mut i = start;
+        while i < end {
+            let c = bytes[i];
+            if c.is_ascii_whitespace() {
+                i += 1;
+            } else if c == b'-' && bytes.get(i + 1) == Some(&b'-') {
+                i = text[i..end].find('\n').map_or(end, |n| i + n);
+            } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                i = text[i + 2..end].find("*/").map_or(end, |n| i + n + 4);
+            } else if c == b'\'' || c == b'`' || c == b'"' {
+                let close = closing(file, text, i)?;
+                let inner = &text[i + 1..close];
+                let token = match c {
+                    b'\'' => Token::Text(inner.replace("''", "'")),
+                    _ => Token::Word(inner.to_string()),
+                };
+                tokens.push((token, i));
+                i = close + 1;
+            } else if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+                let len = text[i..end]
+                    .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
+                    .unwrap_or(end - i);
+                tokens.push((Token::Word(text[i..i + len].to_string()), i));
+                i += len;
+            } else {
+                let ch = text[i..].chars().next().unwrap_or(' ');
+                tokens.push((Token::Symbol(ch), i));
+                i += ch.len_utf8();
+            }
+        }
+        Ok(Self {
+            file,
+            text,
+            tokens,
+            next: 0,
+            end,
+        })
+    }
+
+    fn at(&self) -> usize {
+        self.tokens.get(self.next).map_or(self.end, |t| t.1)
+    }
+
+    fn error<T>(&self, expected: &str) -> Result<T, ParseError> {
+        let found = match self.tokens.get(self.next) {
+            Some((Token::Word(w), _)) => format!("`{w}`"),
+            Some((Token::Text(t), _)) => format!("'{t}'"),
+            Some((Token::Symbol(s), _)) => format!("`{s}`"),
+            None => "the end of the statement".into(),
+        };
+        Err(ParseError {
+            place: place(self.file, self.text, self.at()),
+            message: format!("expected {expected}, found {found}"),
+        })
+    }
+
+    /// Takes the next word if it is `word` (any case).
+    fn eat(&mut self, word: &str) -> bool {
+        match self.tokens.get(self.next) {
+            Some((Token::Word(w), _)) if w.eq_ignore_ascii_case(word) => {
+                self.next += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn expect(&mut self, word: &str) -> Result<(), ParseError> {
+        match self.eat(word) {
+            true => Ok(()),
+            false => self.error(&format!("`{}`", word.to_uppercase())),
+        }
+    }
+
+    fn symbol(&mut self, symbol: char) -> bool {
+        match self.tokens.get(self.next) {
+            Some((Token::Symbol(s), _)) if *s == symbol => {
+                self.next += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn name(&mut self, what: &str) -> Result<String, ParseError> {
+        match self.tokens.get(self.next) {
+            Some((Token::Word(w), _)) => {
+                self.next += 1;
+                Ok(w.clone())
+            }
+            _ => self.error(what),
+        }
+    }
+
+    fn text_literal(&mut self, what: &str) -> Result<String, ParseError> {
+        match self.tokens.get(self.next) {
+            Some((Token::Text(t), _)) => {
+                self.next += 1;
+                Ok(t.clone())
+            }
+            _ => self.error(what),
+        }
+    }
+
+    /// The rest of the statement, from the next token, as a query.
+    fn query(&mut self) -> Result<QueryText, ParseError> {
+        if self.next >= self.tokens.len() {
+            return self.error("a query");
+        }
+        let start = self.at();
+        self.next = self.tokens.len();
+        Ok(QueryText {
+            sql: self.text[start..self.end].trim_end().to_string(),
+            at: place(self.file, self.text, start),
+        })
+    }
+
+    fn statement(mut self) -> Result<Statement, ParseError> {
+        let at = place(self.file, self.text, self.at());
+        self.expect("create")?;
+        if self.eat("flow") {
+            return self.flow(at);
+        }
+        if self.eat("or") {
+            self.expect("refresh")?;
+        }
+        let kind = if self.eat("streaming") {
+            self.expect("table")?;
+            Kind::StreamingTable
+        } else if self.eat("materialized") {
+            self.expect("view")?;
+            Kind::MaterializedView
+        } else if self.eat("temporary") || self.eat("temp") {
+            self.expect("view")?;
+            Kind::TemporaryView
+        } else {
+            return self
+                .error("`STREAMING TABLE`, `MATERIALIZED VIEW`, `TEMPORARY VIEW` or `FLOW`");
+        };
+        let name = self.name("a name")?;
+        let mut dataset = Dataset {
+            kind,
+            name,
+            expectations: vec![],
+            comment: None,
+            properties: BTreeMap::new(),
+            query: None,
+            at,
+        };
+        if self.symbol('(') {
+            dataset.expectations = self.expectations()?;
+        }
+        loop {
+            if self.eat("comment") {
+                dataset.comment = Some(self.text_literal("the comment as 'text'")?);
+            } else if self.eat("tblproperties") {
+                dataset.properties = self.properties()?;
+            } else {
+                break;
+            }
+        }
+        if self.eat("as") {
+            dataset.query = Some(self.query()?);
+        } else if self.next < self.tokens.len() {
+            return self.error("`AS`, `COMMENT`, `TBLPROPERTIES` or `;`");
+        } else if kind != Kind::StreamingTable {
+            return self.error(&format!("`AS query`: a {} needs one", kind.as_str()));
+        }
+        Ok(Statement::Dataset(dataset))
+    }
+
+    fn flow(mut self, at: Place) -> Result<Statement, ParseError> {
+        let name = self.name("the flow's name")?;
+        self.expect("as")?;
+        if self.eat("auto") {
+            return Err(ParseError {
+                place: at,
+                message: "AUTO CDC flows are not supported by this Reckon yet".into(),
+            });
+        }
+        self.expect("insert")?;
+        self.expect("into")?;
+        let target = self.name("the target table")?;
+        self.expect("by")?;
+        self.expect("name")?;
+        let query = self.query()?;
+        Ok(Statement::Insert(InsertFlow {
+            name,
+            target,
+            query,
+            at,
+        }))
+    }
+
+    /// `CONSTRAINT rule EXPECT (condition) [ON VIOLATION ...], ... )`: the `(` already read.
+    fn expectations(&mut self) -> Result<Vec<Expectation>, ParseError> {
+        let mut out = vec![];
+        loop {
+            self.expect("constraint")?;
+            let name = self.name("the rule's name")?;
+            self.expect("expect")?;
+            if !self.symbol('(') {
+                return self.error("`(` and the rule's condition");
+            }
+            let condition = self.balanced()?;
+            let on_violation = if self.eat("on") {
+                self.expect("violation")?;
+                if self.eat("drop") {
+                    self.expect("row")?;
+                    Violation::Drop
+                } else if self.eat("fail") {
+                    self.expect("update")?;
+                    Violation::Fail
+                } else {
+                    return self.error("`DROP ROW` or `FAIL UPDATE`");
+                }
+            } else {
+                Violation::Warn
+            };
+            out.push(Expectation {
+                name,
+                condition,
+                on_violation,
+            });
+            if self.symbol(')') {
+                return Ok(out);
+            }
+            if !self.symbol(',') {
+                return self.error("`,` or `)`");
+            }
+        }
+    }
+
+    /// The text up to the `)` closing a `(` already read.
+    fn balanced(&mut self) -> Result<String, ParseError> {
+        let start = self.at();
+        let mut depth = 1;
+        while let Some((token, at)) = self.tokens.get(self.next) {
+            match token {
+                Token::Symbol('(') => depth += 1,
+                Token::Symbol(')') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let condition = self.text[start..*at].trim().to_string();
+                        self.next += 1;
+                        return Ok(condition);
+                    }
+                }
+                _ => {}
+            }
+            self.next += 1;
+        }
+        self.error("`)`")
+    }
+
+    fn properties(&mut self) -> Result<BTreeMap<String, String>, ParseError> {
+        if !self.symbol('(') {
+            return self.error("`(`");
+        }
+        let mut out = BTreeMap::new();
+        loop {
+            let key = self.text_literal("a property's name as 'text'")?;
+            if !self.symbol('=') {
+                return self.error("`=`");
+            }
+            let value = self.text_literal("the property's value as 'text'")?;
+            out.insert(key, value);
+            if self.symbol(')') {
+                return Ok(out);
+            }
+            if !self.symbol(',') {
+                return self.error("`,` or `)`");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SILVER: &str = "-- silver\nCREATE OR REFRESH STREAMING TABLE silver_tickets (\n  \
+        CONSTRAINT valid_status EXPECT (status IN ('open', 'closed')) ON VIOLATION DROP ROW,\n  \
+        CONSTRAINT non_negative_response EXPECT (first_response_s >= 0)\n)\n\
+        COMMENT 'Cleaned; deduplicated'\n\
+        TBLPROPERTIES ('reckon.dropDuplicates' = 'ticket_id')\n\
+        AS SELECT *, to_date(created_at) AS ticket_date FROM STREAM(bronze_tickets);\n\
+        CREATE FLOW more AS INSERT INTO silver_tickets BY NAME SELECT * FROM STREAM t;";
+
+    #[test]
+    fn a_streaming_table_reads_with_its_rules_properties_and_query() {
+        let statements = statements("t.sql", SILVER).unwrap();
+        let Statement::Dataset(silver) = &statements[0] else {
+            panic!("{statements:?}")
+        };
+        assert_eq!(silver.kind, Kind::StreamingTable);
+        assert_eq!(silver.name, "silver_tickets");
+        assert_eq!(
+            silver.expectations[0],
+            Expectation {
+                name: "valid_status".into(),
+                condition: "status IN ('open', 'closed')".into(),
+                on_violation: Violation::Drop,
+            }
+        );
+        assert_eq!(silver.expectations[1].on_violation, Violation::Warn);
+        assert_eq!(silver.comment.as_deref(), Some("Cleaned; deduplicated"));
+        assert_eq!(silver.properties["reckon.dropDuplicates"], "ticket_id");
+        let query = silver.query.as_ref().unwrap();
+        assert!(query.sql.starts_with("SELECT *, to_date"), "{}", query.sql);
+        assert_eq!((query.at.line, query.at.column), (8, 4));
+        assert_eq!((silver.at.line, silver.at.column), (2, 1));
+        let Statement::Insert(flow) = &statements[1] else {
+            panic!()
+        };
+        assert_eq!(
+            (flow.name.as_str(), flow.target.as_str()),
+            ("more", "silver_tickets")
+        );
+    }
+
+    #[test]
+    fn an_error_names_the_file_line_and_column_and_what_was_expected() {
+        let error = statements(
+            "p/x.sql",
+            "CREATE STREAMING TABLE t\n  (CONSTRAINT r EXPECT x > 0) AS SELECT 1;",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "p/x.sql:2:24: expected `(` and the rule's condition, found `x`"
+        );
+        let error = statements("x.sql", "CREATE MATERIALIZED VIEW g AS SELECT 1")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("expected `;`"), "{error}");
+        let error = statements("x.sql", "CREATE TABLE g AS SELECT 1;")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("x.sql:1:8: expected `STREAMING TABLE`"),
+            "{error}"
+        );
+    }
+}
