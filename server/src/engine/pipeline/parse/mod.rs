@@ -2,29 +2,12 @@
 //! the statements' own words are read here; each query is kept as text with its position, for
 //! `sql.rs` to hand to DataFusion's parser. An error names `file:line:column` and what was expected.
 
+mod tokens;
+
 use std::collections::BTreeMap;
-use std::fmt;
 
-/// Where something is in a project: a file (relative to the project) and a 1-based line and column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-}
-
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{place}: {message}")]
-pub struct ParseError {
-    pub place: Place,
-    pub message: String,
-}
+pub use tokens::{ParseError, Place, place};
+use tokens::{Spanned, Token, split, tokens};
 
 /// What a dataset is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,16 +80,6 @@ pub enum Statement {
     Insert(InsertFlow),
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Token {
-    Word(String),
-    Text(String),
-    Symbol(char),
-}
-
-/// A token and the byte where it starts in the file.
-type Spanned = (Token, usize);
-
 /// Reads every statement of one file.
 pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> {
     let mut out = vec![];
@@ -114,82 +87,6 @@ pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> 
         out.push(Reader::new(file, text, start, end)?.statement()?);
     }
     Ok(out)
-}
-
-/// 1-based line and column of byte `at`.
-pub fn place(file: &str, text: &str, at: usize) -> Place {
-    let before = &text[..at.min(text.len())];
-    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    Place {
-        file: file.to_string(),
-        line: before.matches('\n').count() + 1,
-        column: before[line_start..].chars().count() + 1,
-    }
-}
-
-/// The statements' byte ranges: split at `;` outside strings, quoted names and comments.
-fn split(file: &str, text: &str) -> Result<Vec<(usize, usize)>, ParseError> {
-    let bytes = text.as_bytes();
-    let (mut ranges, mut start, mut i) = (vec![], None, 0);
-    while i < bytes.len() {
-        let c = bytes[i];
-        match c {
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                let end = text[i + 2..].find("*/").ok_or_else(|| ParseError {
-                    place: place(file, text, i),
-                    message: "a comment that never ends (expected `*/`)".into(),
-                })?;
-                i += end + 4;
-                continue;
-            }
-            b'\'' | b'"' | b'`' => {
-                start.get_or_insert(i);
-                i = closing(file, text, i)?;
-            }
-            b';' => {
-                if let Some(s) = start.take() {
-                    ranges.push((s, i));
-                }
-            }
-            c if c.is_ascii_whitespace() => {}
-            _ => {
-                start.get_or_insert(i);
-            }
-        }
-        i += 1;
-    }
-    match start {
-        Some(_) => Err(ParseError {
-            place: place(file, text, text.trim_end().len()),
-            message: "expected `;` at the end of the statement".into(),
-        }),
-        None => Ok(ranges),
-    }
-}
-
-/// The byte of the quote closing the one at `open` (a doubled quote is part of the text).
-fn closing(file: &str, text: &str, open: usize) -> Result<usize, ParseError> {
-    let bytes = text.as_bytes();
-    let quote = bytes[open];
-    let mut i = open + 1;
-    while i < bytes.len() {
-        if bytes[i] == quote {
-            if bytes.get(i + 1) == Some(&quote) {
-                i += 2;
-                continue;
-            }
-            return Ok(i);
-        }
-        i += 1;
-    }
-    Err(ParseError {
-        place: place(file, text, open),
-        message: format!("a quoted text that never ends (expected {})", quote as char),
-    })
 }
 
 struct Reader<'a> {
@@ -202,42 +99,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn new(file: &'a str, text: &'a str, start: usize, end: usize) -> Result<Self, ParseError> {
-        let mut tokens = vec![];
-        let bytes = text.as_bytes();
-        let mut i = start;
-        while i < end {
-            let c = bytes[i];
-            if c.is_ascii_whitespace() {
-                i += 1;
-            } else if c == b'-' && bytes.get(i + 1) == Some(&b'-') {
-                i = text[i..end].find('\n').map_or(end, |n| i + n);
-            } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
-                i = text[i + 2..end].find("*/").map_or(end, |n| i + n + 4);
-            } else if c == b'\'' || c == b'`' || c == b'"' {
-                let close = closing(file, text, i)?;
-                let inner = &text[i + 1..close];
-                let token = match c {
-                    b'\'' => Token::Text(inner.replace("''", "'")),
-                    _ => Token::Word(inner.to_string()),
-                };
-                tokens.push((token, i));
-                i = close + 1;
-            } else if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
-                let len = text[i..end]
-                    .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
-                    .unwrap_or(end - i);
-                tokens.push((Token::Word(text[i..i + len].to_string()), i));
-                i += len;
-            } else {
-                let ch = text[i..].chars().next().unwrap_or(' ');
-                tokens.push((Token::Symbol(ch), i));
-                i += ch.len_utf8();
-            }
-        }
         Ok(Self {
             file,
             text,
-            tokens,
+            tokens: tokens(file, text, start, end)?,
             next: 0,
             end,
         })

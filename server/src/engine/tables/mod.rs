@@ -1,25 +1,22 @@
 //! The lab's Delta tables: their schemas, opening and creating them, the `txn` versions streams
-//! store their progress in, and the object store that lets crash tests cut a commit in half.
+//! store their progress in; `cutter.rs` is the object store that lets crash tests cut a commit in half.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use async_trait::async_trait;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::{StructType, Transaction};
-use deltalake::logstore::object_store::{
-    self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, local::LocalFileSystem,
-    path::Path as StorePath,
-};
+use deltalake::logstore::object_store::local::LocalFileSystem;
 use deltalake::protocol::{DeltaOperation, SaveMode};
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
-use futures::stream::BoxStream;
 
 use crate::crash::{CrashPoint, Moment};
+use cutter::CommitCutter;
+
+mod cutter;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -371,91 +368,4 @@ pub fn table_name(table: &DeltaTable) -> String {
 /// The table's version, 0 for a new table.
 pub fn version(table: &DeltaTable) -> i64 {
     table.version().map_or(0, |v| v as i64)
-}
-
-/// A local file system that aborts the process just before a Delta commit file is written,
-/// when a crash test asks for it: the data files of the operation are on disk, the commit is not.
-#[derive(Debug)]
-struct CommitCutter {
-    inner: Arc<LocalFileSystem>,
-    cut: Option<CrashPoint>,
-}
-
-impl CommitCutter {
-    fn check(&self, location: &StorePath) {
-        let path = location.as_ref();
-        if path.contains("_delta_log/") && path.ends_with(".json") {
-            CrashPoint::abort_if(
-                self.cut,
-                self.cut.map_or("", |c| c.stream),
-                Moment::AfterWrite,
-            );
-        }
-    }
-}
-
-impl fmt::Display for CommitCutter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CommitCutter({})", self.inner)
-    }
-}
-
-#[async_trait]
-impl ObjectStore for CommitCutter {
-    async fn put_opts(
-        &self,
-        location: &StorePath,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        self.check(location);
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &StorePath,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
-        &self,
-        location: &StorePath,
-        options: GetOptions,
-    ) -> object_store::Result<GetResult> {
-        self.inner.get_opts(location, options).await
-    }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<StorePath>>,
-    ) -> BoxStream<'static, object_store::Result<StorePath>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    async fn list_with_delimiter(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &StorePath,
-        to: &StorePath,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.check(to);
-        self.inner.copy_opts(from, to, options).await
-    }
 }
