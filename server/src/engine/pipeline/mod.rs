@@ -2,3 +2,4 @@
 //! datasets and flows, each flow run by the same runner as the course's streams.
 
 pub mod parse;
+pub mod sql;

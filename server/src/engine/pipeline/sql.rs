@@ -1,0 +1,414 @@
+//! A flow's query: parsed by DataFusion's SQL parser, with what it reads found and renamed. Each
+//! `STREAM(t)`, `STREAM t`, `STREAM read_files(...)` and `read_files(...)` becomes a table of the
+//! flow's session (`__read_0`, ...), registered with only the new rows or files when streamed; a
+//! plain name reads the dataset as it is now. Spark's names for a few functions work too.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query,
+    TableAlias, TableFactor, Value, VisitMut, VisitorMut,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use super::parse::{ParseError, Place, QueryText};
+
+/// The file formats `read_files` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    Parquet,
+}
+
+/// Where a query reads from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A dataset of the project, by name.
+    Table(String),
+    /// `read_files(path, format => ..., schema => ...)`; the path is relative to the data folder.
+    Files {
+        path: String,
+        format: Format,
+        schema: Option<String>,
+    },
+}
+
+/// One read of a query: its source, whether only what is new is read, and the name the query
+/// now uses for it (a plain read keeps the dataset's own name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    pub source: Source,
+    pub stream: bool,
+    pub name: String,
+}
+
+/// A query ready for DataFusion, and what it reads.
+#[derive(Debug, Clone)]
+pub struct FlowQuery {
+    pub sql: String,
+    pub reads: Vec<Read>,
+    pub at: Place,
+}
+
+/// Parses a query and finds what it reads.
+pub fn flow_query(text: &QueryText) -> Result<FlowQuery, ParseError> {
+    let sql = stream_without_parentheses(&text.sql);
+    let error = |e: String| ParseError {
+        place: within(&text.at, &e),
+        message: format!("in the query: {e}"),
+    };
+    let mut query = Parser::new(&GenericDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+        .map_err(|e| error(e.to_string()))?;
+    let mut finder = Finder::default();
+    if let ControlFlow::Break(message) = query.visit(&mut finder) {
+        return Err(error(message));
+    }
+    Ok(FlowQuery {
+        sql: query.to_string(),
+        reads: finder.reads,
+        at: text.at.clone(),
+    })
+}
+
+/// The place in the file of a parser error's "Line: L, Column: C" inside a query starting at `at`.
+fn within(at: &Place, message: &str) -> Place {
+    let number = |key: &str| -> Option<usize> {
+        let rest = &message[message.find(key)? + key.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    match (number("Line: "), number("Column: ")) {
+        (Some(1), Some(column)) => Place {
+            column: at.column + column - 1,
+            ..at.clone()
+        },
+        (Some(line), Some(column)) => Place {
+            line: at.line + line - 1,
+            column,
+            ..at.clone()
+        },
+        _ => at.clone(),
+    }
+}
+
+/// `STREAM name` as `STREAM(name)`, the form SQL parsers read as a table function.
+fn stream_without_parentheses(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut rest = sql;
+    let mut quote: Option<char> = None;
+    while let Some(c) = rest.chars().next() {
+        if let Some(q) = quote {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        if c == '\'' || c == '"' || c == '`' {
+            quote = Some(c);
+        }
+        let word_start = out
+            .chars()
+            .last()
+            .is_none_or(|p| !(p.is_alphanumeric() || p == '_'));
+        if word_start && rest.len() >= 6 && rest[..6].eq_ignore_ascii_case("stream") {
+            let after = &rest[6..];
+            let trimmed = after.trim_start();
+            let spaced = after.len() > trimmed.len();
+            let name_len = trimmed
+                .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
+                .unwrap_or(trimmed.len());
+            if spaced && name_len > 0 && !trimmed.starts_with('(') {
+                let name = &trimmed[..name_len];
+                if !name.eq_ignore_ascii_case("read_files") {
+                    out.push_str(&format!("STREAM({name})"));
+                    rest = &trimmed[name_len..];
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[derive(Default)]
+struct Finder {
+    reads: Vec<Read>,
+    /// Names the query defines itself (`WITH x AS ...`): not datasets.
+    ctes: Vec<String>,
+}
+
+impl Finder {
+    fn renamed(&mut self, source: Source, stream: bool) -> String {
+        let name = format!("__read_{}", self.reads.len());
+        self.reads.push(Read {
+            source,
+            stream,
+            name: name.clone(),
+        });
+        name
+    }
+}
+
+impl VisitorMut for Finder {
+    type Break = String;
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<String> {
+        if let Some(with) = &query.with {
+            self.ctes.extend(
+                with.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.to_lowercase()),
+            );
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<String> {
+        let TableFactor::Table {
+            name, args, alias, ..
+        } = factor
+        else {
+            return ControlFlow::Continue(());
+        };
+        let called = name.to_string().to_lowercase();
+        let (source, stream, shown) = match (called.as_str(), args.take()) {
+            (_, None) => {
+                if !self.ctes.contains(&called) {
+                    self.reads.push(Read {
+                        source: Source::Table(called.clone()),
+                        stream: false,
+                        name: called,
+                    });
+                }
+                return ControlFlow::Continue(());
+            }
+            ("stream", Some(args)) => match args.args.as_slice() {
+                [FunctionArg::Unnamed(FunctionArgExpr::Expr(expr))] => match expr {
+                    Expr::Identifier(t) => {
+                        (Source::Table(t.value.to_lowercase()), true, t.value.clone())
+                    }
+                    Expr::CompoundIdentifier(parts) => {
+                        let t = parts
+                            .iter()
+                            .map(|p| p.value.as_str())
+                            .collect::<Vec<_>>()
+                            .join(".");
+                        (Source::Table(t.to_lowercase()), true, t)
+                    }
+                    Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("read_files") => {
+                        match files(f) {
+                            Ok(source) => (source, true, "read_files".to_string()),
+                            Err(e) => return ControlFlow::Break(e),
+                        }
+                    }
+                    other => {
+                        return ControlFlow::Break(format!(
+                            "STREAM reads a table, a view or read_files(...), not {other}"
+                        ));
+                    }
+                },
+                _ => {
+                    return ControlFlow::Break(
+                        "STREAM takes one table, view or read_files(...)".into(),
+                    );
+                }
+            },
+            ("read_files", Some(args)) => {
+                let call = Function {
+                    name: name.clone(),
+                    uses_odbc_syntax: false,
+                    parameters: FunctionArguments::None,
+                    args: FunctionArguments::List(
+                        datafusion::sql::sqlparser::ast::FunctionArgumentList {
+                            duplicate_treatment: None,
+                            args: args.args,
+                            clauses: vec![],
+                        },
+                    ),
+                    filter: None,
+                    null_treatment: None,
+                    over: None,
+                    within_group: vec![],
+                };
+                match files(&call) {
+                    Ok(source) => (source, false, "read_files".to_string()),
+                    Err(e) => return ControlFlow::Break(e),
+                }
+            }
+            (other, Some(_)) => {
+                return ControlFlow::Break(format!(
+                    "{other}(...) is not a table function Reckon knows: use STREAM(...) or read_files(...)"
+                ));
+            }
+        };
+        let renamed = self.renamed(source, stream);
+        *name = ObjectName::from(vec![Ident::new(renamed)]);
+        if alias.is_none() {
+            *alias = Some(TableAlias {
+                explicit: true,
+                name: Ident::new(shown),
+                columns: vec![],
+                at: None,
+            });
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<String> {
+        spark_names(expr);
+        ControlFlow::Continue(())
+    }
+}
+
+/// Spark's function names that DataFusion spells otherwise: `count_if(c)` is `count(CASE WHEN
+/// c THEN 1 END)`.
+fn spark_names(expr: &mut Expr) {
+    let Expr::Function(f) = expr else { return };
+    if !f.name.to_string().eq_ignore_ascii_case("count_if") {
+        return;
+    }
+    let FunctionArguments::List(list) = &f.args else {
+        return;
+    };
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(condition))] = list.args.as_slice() else {
+        return;
+    };
+    let when = format!("count(CASE WHEN {condition} THEN 1 END)");
+    if let Ok(rewritten) = Parser::new(&GenericDialect {})
+        .try_with_sql(&when)
+        .and_then(|mut p| p.parse_expr())
+    {
+        *expr = rewritten;
+    }
+}
+
+/// `read_files('path', format => 'json', schema => '...')` as a source.
+fn files(call: &Function) -> Result<Source, String> {
+    let FunctionArguments::List(list) = &call.args else {
+        return Err("read_files needs a path: read_files('landing/x', format => 'json')".into());
+    };
+    let text = |arg: &FunctionArgExpr| match arg {
+        FunctionArgExpr::Expr(Expr::Value(v)) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let (mut path, mut format, mut schema) = (None, None, None);
+    for arg in &list.args {
+        match arg {
+            FunctionArg::Unnamed(a) if path.is_none() => path = text(a),
+            FunctionArg::Named { name, arg, .. } => {
+                let value =
+                    text(arg).ok_or_else(|| format!("read_files: {name} takes a quoted text"))?;
+                match name.value.to_lowercase().as_str() {
+                    "format" => format = Some(value),
+                    "schema" => schema = Some(value),
+                    other => {
+                        return Err(format!(
+                            "read_files has no option {other}; it takes format and schema"
+                        ));
+                    }
+                }
+            }
+            other => return Err(format!("read_files: unexpected argument {other}")),
+        }
+    }
+    let path = path.ok_or("read_files needs a path as its first argument, in quotes")?;
+    let format = match format.as_deref().map(str::to_lowercase).as_deref() {
+        Some("json") => Format::Json,
+        Some("csv") => Format::Csv,
+        Some("parquet") => Format::Parquet,
+        Some(other) => {
+            return Err(format!(
+                "read_files reads json, csv or parquet, not {other}"
+            ));
+        }
+        None => return Err("read_files needs format => 'json', 'csv' or 'parquet'".into()),
+    };
+    Ok(Source::Files {
+        path,
+        format,
+        schema,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(sql: &str) -> FlowQuery {
+        flow_query(&QueryText {
+            sql: sql.into(),
+            at: Place {
+                file: "t.sql".into(),
+                line: 1,
+                column: 1,
+            },
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn streams_and_files_are_found_and_renamed() {
+        let q = query("SELECT *, to_date(created_at) AS d FROM STREAM bronze_tickets");
+        assert_eq!(q.reads[0].source, Source::Table("bronze_tickets".into()));
+        assert!(q.reads[0].stream);
+        assert!(
+            q.sql.contains("FROM __read_0 AS bronze_tickets"),
+            "{}",
+            q.sql
+        );
+
+        let q = query("SELECT * FROM STREAM(read_files('landing/tickets', format => 'json'))");
+        assert_eq!(
+            q.reads[0].source,
+            Source::Files {
+                path: "landing/tickets".into(),
+                format: Format::Json,
+                schema: None
+            }
+        );
+        let q = query(
+            "WITH s AS (SELECT * FROM silver) SELECT d, count_if(x > 1) FROM s JOIN accounts a ON true GROUP BY d",
+        );
+        let names: Vec<&Source> = q.reads.iter().map(|r| &r.source).collect();
+        assert_eq!(
+            names,
+            [
+                &Source::Table("silver".into()),
+                &Source::Table("accounts".into())
+            ]
+        );
+        assert!(
+            q.sql.contains("count(CASE WHEN x > 1 THEN 1 END)"),
+            "{}",
+            q.sql
+        );
+    }
+
+    #[test]
+    fn a_query_that_does_not_parse_says_where_its_statement_is() {
+        let error = flow_query(&QueryText {
+            sql: "SELECT a\n  FROM t WHERE ) AND".into(),
+            at: Place {
+                file: "t.sql".into(),
+                line: 4,
+                column: 6,
+            },
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("t.sql:5:"), "{error}");
+    }
+}
