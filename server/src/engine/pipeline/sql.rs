@@ -126,18 +126,41 @@ fn stream_without_parentheses(sql: &str) -> String {
                 .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
                 .unwrap_or(trimmed.len());
             if spaced && name_len > 0 && !trimmed.starts_with('(') {
-                let name = &trimmed[..name_len];
-                if !name.eq_ignore_ascii_case("read_files") {
-                    out.push_str(&format!("STREAM({name})"));
-                    rest = &trimmed[name_len..];
-                    continue;
+                // `STREAM name` or `STREAM read_files(...)`, through its closing parenthesis.
+                let mut end = name_len;
+                if trimmed[name_len..].trim_start().starts_with('(') {
+                    end = closing_parenthesis(trimmed, name_len).unwrap_or(trimmed.len());
                 }
+                out.push_str(&format!("STREAM({})", &trimmed[..end]));
+                rest = &trimmed[end..];
+                continue;
             }
         }
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// The byte after the `)` that closes the first `(` at or after `from`, quotes skipped.
+fn closing_parenthesis(text: &str, from: usize) -> Option<usize> {
+    let (mut depth, mut quote) = (0, None);
+    for (i, c) in text[from..].char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(from + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[derive(Default)]

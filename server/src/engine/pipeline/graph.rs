@@ -1,0 +1,320 @@
+//! A project read from its folder (`spark-pipeline.yml` and the `.sql` files its globs name) into
+//! a graph: the datasets, the flows that fill them, and the order to run the flows in. A cycle or
+//! a name no statement creates is refused, naming both ends.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::parse::{self, Dataset, Kind, ParseError, Place, Statement};
+use super::sql::{FlowQuery, Source, flow_query};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("{path}: {detail}")]
+    File { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    #[error("{place}: {message}")]
+    Graph { place: Place, message: String },
+}
+
+/// `spark-pipeline.yml`: Spark's own shape; other keys are accepted and ignored.
+#[derive(Debug, Deserialize)]
+struct Spec {
+    name: String,
+    #[serde(default)]
+    libraries: Vec<Library>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Library {
+    glob: Glob,
+}
+
+#[derive(Debug, Deserialize)]
+struct Glob {
+    include: String,
+}
+
+/// What fills a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowKind {
+    /// Appends what is new (a streaming table's query or an `INSERT INTO` flow).
+    Append,
+    /// Recomputes the whole dataset (a materialized view).
+    Materialize,
+}
+
+/// A flow of the graph, with what it reads after views are seen through.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub name: String,
+    pub target: String,
+    pub kind: FlowKind,
+    pub query: FlowQuery,
+    /// The temporary views it reads, innermost first, each with its own query.
+    pub views: Vec<(String, FlowQuery)>,
+    /// The stored datasets it reads (through views too).
+    pub upstream: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Graph {
+    pub name: String,
+    /// Every dataset by name, in statement order.
+    pub datasets: Vec<Dataset>,
+    /// The flows in the order they run.
+    pub flows: Vec<Flow>,
+}
+
+impl Graph {
+    pub fn dataset(&self, name: &str) -> Option<&Dataset> {
+        self.datasets.iter().find(|d| d.name == name)
+    }
+}
+
+/// Reads a project folder into its graph; nothing is run or written.
+pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
+    let yml = dir.join("spark-pipeline.yml");
+    let file_error = |path: &Path, detail: String| ProjectError::File {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let text = std::fs::read_to_string(&yml).map_err(|e| file_error(&yml, e.to_string()))?;
+    let spec: Spec = serde_yaml_ng::from_str(&text).map_err(|e| file_error(&yml, e.to_string()))?;
+    let mut files = BTreeSet::new();
+    for library in &spec.libraries {
+        let pattern = dir.join(&library.glob.include);
+        let found = glob::glob(&pattern.to_string_lossy())
+            .map_err(|e| file_error(&yml, format!("glob {}: {e}", library.glob.include)))?;
+        for path in found {
+            let path = path.map_err(|e| file_error(&yml, e.to_string()))?;
+            if path.extension().is_some_and(|e| e == "sql") {
+                files.insert(path);
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(file_error(&yml, "its libraries name no .sql file".into()));
+    }
+    let mut statements = vec![];
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path, e.to_string()))?;
+        let shown = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        statements.extend(parse::statements(&shown, &text)?);
+    }
+    build(spec.name, statements)
+}
+
+/// The graph of parsed statements.
+pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectError> {
+    let refused = |place: &Place, message: String| ProjectError::Graph {
+        place: place.clone(),
+        message,
+    };
+    let mut datasets: Vec<Dataset> = vec![];
+    let mut flows: Vec<(String, String, FlowKind, FlowQuery, Place)> = vec![];
+    for statement in statements {
+        match statement {
+            Statement::Dataset(d) => {
+                if let Some(first) = datasets.iter().find(|e| e.name == d.name) {
+                    return Err(refused(
+                        &d.at,
+                        format!("{} is created twice (first at {})", d.name, first.at),
+                    ));
+                }
+                if let Some(q) = &d.query
+                    && d.kind != Kind::TemporaryView
+                {
+                    let kind = match d.kind {
+                        Kind::MaterializedView => FlowKind::Materialize,
+                        _ => FlowKind::Append,
+                    };
+                    flows.push((
+                        d.name.clone(),
+                        d.name.clone(),
+                        kind,
+                        flow_query(q)?,
+                        d.at.clone(),
+                    ));
+                }
+                datasets.push(d);
+            }
+            Statement::Insert(f) => {
+                flows.push((
+                    f.name,
+                    f.target,
+                    FlowKind::Append,
+                    flow_query(&f.query)?,
+                    f.at,
+                ));
+            }
+        }
+    }
+    let mut views: BTreeMap<String, FlowQuery> = BTreeMap::new();
+    for d in datasets.iter().filter(|d| d.kind == Kind::TemporaryView) {
+        if let Some(q) = &d.query {
+            views.insert(d.name.clone(), flow_query(q)?);
+        }
+    }
+    let mut graph = vec![];
+    for (name, target, kind, query, at) in flows {
+        match datasets.iter().find(|d| d.name == target) {
+            Some(d) if d.kind == Kind::StreamingTable || (kind == FlowKind::Materialize) => {}
+            Some(d) => {
+                return Err(refused(
+                    &at,
+                    format!(
+                        "flow {name} inserts into {target}, a {}: only a streaming table takes flows",
+                        d.kind.as_str()
+                    ),
+                ));
+            }
+            None => {
+                return Err(refused(
+                    &at,
+                    format!("flow {name} inserts into {target}, which no statement creates"),
+                ));
+            }
+        }
+        let mut seen = vec![];
+        let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &at)?;
+        graph.push(Flow {
+            name,
+            target,
+            kind,
+            query,
+            views: seen,
+            upstream,
+        });
+    }
+    let flows = order(graph)?;
+    Ok(Graph {
+        name,
+        datasets,
+        flows,
+    })
+}
+
+/// The stored datasets a query reads, through the views it reads (collected into `views`).
+fn see_through(
+    flow: &str,
+    query: &FlowQuery,
+    views: &BTreeMap<String, FlowQuery>,
+    datasets: &[Dataset],
+    seen: &mut Vec<(String, FlowQuery)>,
+    at: &Place,
+) -> Result<BTreeSet<String>, ProjectError> {
+    let mut upstream = BTreeSet::new();
+    for read in &query.reads {
+        let Source::Table(table) = &read.source else {
+            continue;
+        };
+        if let Some(view) = views.get(table) {
+            if seen.iter().any(|(n, _)| n == table) {
+                continue;
+            }
+            if seen.len() > views.len() {
+                return Err(ProjectError::Graph {
+                    place: at.clone(),
+                    message: format!("flow {flow}: view {table} reads itself"),
+                });
+            }
+            upstream.extend(see_through(flow, view, views, datasets, seen, at)?);
+            seen.push((table.clone(), view.clone()));
+        } else if datasets.iter().any(|d| &d.name == table) {
+            upstream.insert(table.clone());
+        } else {
+            return Err(ProjectError::Graph {
+                place: query.at.clone(),
+                message: format!("flow {flow} reads {table}, which no statement creates"),
+            });
+        }
+    }
+    Ok(upstream)
+}
+
+/// The flows in dependency order; between independent flows, statement order.
+fn order(mut pending: Vec<Flow>) -> Result<Vec<Flow>, ProjectError> {
+    let mut ordered: Vec<Flow> = vec![];
+    while !pending.is_empty() {
+        // A flow is ready when no pending flow (other than itself) writes what it reads.
+        let ready = pending.iter().position(|f| {
+            f.upstream.iter().all(|table| {
+                !pending
+                    .iter()
+                    .any(|other| other.name != f.name && &other.target == table)
+            })
+        });
+        match ready {
+            Some(i) => ordered.push(pending.remove(i)),
+            None => {
+                let f = &pending[0];
+                let blocking = f
+                    .upstream
+                    .iter()
+                    .find(|t| pending.iter().any(|o| &o.target == *t))
+                    .cloned()
+                    .unwrap_or_default();
+                return Err(ProjectError::Graph {
+                    place: f.query.at.clone(),
+                    message: format!(
+                        "a cycle: {} reads {blocking}, which depends on {} again (flows must form a graph without cycles)",
+                        f.target, f.target
+                    ),
+                });
+            }
+        }
+    }
+    Ok(ordered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(sql: &str) -> Result<Graph, ProjectError> {
+        build("t".into(), parse::statements("t.sql", sql)?)
+    }
+
+    #[test]
+    fn flows_run_after_what_they_read_and_otherwise_in_statement_order() {
+        let g = graph(
+            "CREATE MATERIALIZED VIEW gold AS SELECT count(*) FROM silver;
+             CREATE STREAMING TABLE silver AS SELECT * FROM STREAM v;
+             CREATE TEMPORARY VIEW v AS SELECT * FROM bronze;
+             CREATE STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('landing/x', format => 'json');
+             CREATE FLOW more AS INSERT INTO bronze BY NAME SELECT * FROM STREAM read_files('landing/y', format => 'csv');",
+        )
+        .unwrap();
+        let names: Vec<&str> = g.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["bronze", "more", "silver", "gold"]);
+        let silver = &g.flows[2];
+        assert_eq!(silver.upstream, BTreeSet::from(["bronze".to_string()]));
+        assert_eq!(silver.views[0].0, "v");
+    }
+
+    #[test]
+    fn a_cycle_and_an_unknown_name_are_refused_by_name() {
+        let error = graph(
+            "CREATE STREAMING TABLE a AS SELECT * FROM STREAM b;
+             CREATE STREAMING TABLE b AS SELECT * FROM STREAM a;",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("a cycle: a reads b"), "{error}");
+        let error = graph("CREATE MATERIALIZED VIEW g AS SELECT * FROM nowhere;")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "t.sql:1:31: flow g reads nowhere, which no statement creates"
+        );
+    }
+}
