@@ -137,6 +137,26 @@ pub struct DroppedEvent {
     pub reason: DropReason,
 }
 
+/// A file a flow read (PIPELINES §3), or found changed after it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRead {
+    /// Relative to the data folder.
+    pub path: String,
+    pub rows: u64,
+    /// Rows with something kept in `_rescued_data`.
+    pub rescued: u64,
+    /// Changed after it was loaded: not read again.
+    pub changed: bool,
+}
+
+/// One expectation's counts in one flow run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleCount {
+    pub name: String,
+    pub passed: u64,
+    pub failed: u64,
+}
+
 /// What one flow run counted (SPEC §3). A new figure goes here (with `#[serde(default)]` on the
 /// struct, history rows written before it read back as zero), in the flow that fills it, and on
 /// the page that shows it.
@@ -154,6 +174,14 @@ pub struct Figures {
     pub watermark_before: Option<String>,
     pub watermark_after: Option<String>,
     pub hours_closed: Vec<String>,
+    /// Rows not written because a rule dropped them (a row failing two rules counts once).
+    pub rows_dropped: u64,
+    /// Per expectation: rows that passed and failed it.
+    pub expectations: Vec<RuleCount>,
+    /// The files a flow read (or found changed) this run.
+    pub files: Vec<FileRead>,
+    /// Per table read as a stream: the versions read, first and last.
+    pub source_versions: std::collections::BTreeMap<String, (i64, i64)>,
 }
 
 /// One flow's event in a run: the event log's entry (PIPELINES §6), and the run record SPEC §3

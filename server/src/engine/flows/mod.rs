@@ -65,6 +65,12 @@ pub enum FlowError {
     },
     #[error("gold state {path}: {detail}")]
     State { path: String, detail: String },
+    #[error("{path}: {detail}")]
+    File { path: String, detail: String },
+    /// A flow of a declarative pipeline refused its input (a rule that fails the update, a
+    /// type clash, a read it may not make); the message names the table and what broke.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The parts of a flow's event that flows fill in.

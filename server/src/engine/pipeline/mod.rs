@@ -1,6 +1,8 @@
 //! Declarative pipelines (PIPELINES.md): a project of `.sql` statements read into a graph of
-//! datasets and flows, each flow run by the same runner as the course's streams.
+//! datasets and flows (`parse`, `sql`, `graph`), files landed in the data folder read
+//! incrementally (`files`), and each flow run by the same runner as the course's streams.
 
+pub mod files;
 pub mod graph;
 pub mod parse;
 pub mod sql;
