@@ -28,6 +28,10 @@ pub struct FlowContext {
     pub partitions: i32,
     /// `<data>/state`: state that is not rows (gold's open hours), committed by a Delta version.
     pub state_dir: PathBuf,
+    /// The data folder: `read_files` paths are relative to it.
+    pub data_dir: PathBuf,
+    /// A lab on the server: `read_files` reads only under `landing/`.
+    pub landing_only: bool,
     pub crash_at: Option<CrashPoint>,
 }
 
@@ -236,6 +240,8 @@ mod tests {
             topic: "t".into(),
             partitions: 1,
             state_dir: dir.path().join("state"),
+            data_dir: dir.path().to_path_buf(),
+            landing_only: false,
             crash_at: None,
         };
         (dir, Runner::new(cx))

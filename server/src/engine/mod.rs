@@ -10,4 +10,5 @@ pub mod flows;
 pub mod pipeline;
 pub mod render;
 pub mod scenario;
+pub mod state;
 pub mod tables;

@@ -140,7 +140,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                         d.name.clone(),
                         d.name.clone(),
                         kind,
-                        flow_query(q)?,
+                        flow_query(q, "__read")?,
                         d.at.clone(),
                     ));
                 }
@@ -151,7 +151,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                     f.name,
                     f.target,
                     FlowKind::Append,
-                    flow_query(&f.query)?,
+                    flow_query(&f.query, "__read")?,
                     f.at,
                 ));
             }
@@ -160,7 +160,10 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
     let mut views: BTreeMap<String, FlowQuery> = BTreeMap::new();
     for d in datasets.iter().filter(|d| d.kind == Kind::TemporaryView) {
         if let Some(q) = &d.query {
-            views.insert(d.name.clone(), flow_query(q)?);
+            views.insert(
+                d.name.clone(),
+                flow_query(q, &format!("__view_{}", d.name))?,
+            );
         }
     }
     let mut graph = vec![];

@@ -52,8 +52,8 @@ pub struct FlowQuery {
     pub at: Place,
 }
 
-/// Parses a query and finds what it reads.
-pub fn flow_query(text: &QueryText) -> Result<FlowQuery, ParseError> {
+/// Parses a query and finds what it reads, renaming each stream or file read `{prefix}_N`.
+pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseError> {
     let sql = stream_without_parentheses(&text.sql);
     let error = |e: String| ParseError {
         place: within(&text.at, &e),
@@ -63,7 +63,10 @@ pub fn flow_query(text: &QueryText) -> Result<FlowQuery, ParseError> {
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|e| error(e.to_string()))?;
-    let mut finder = Finder::default();
+    let mut finder = Finder {
+        prefix: prefix.to_string(),
+        ..Finder::default()
+    };
     if let ControlFlow::Break(message) = query.visit(&mut finder) {
         return Err(error(message));
     }
@@ -165,6 +168,7 @@ fn closing_parenthesis(text: &str, from: usize) -> Option<usize> {
 
 #[derive(Default)]
 struct Finder {
+    prefix: String,
     reads: Vec<Read>,
     /// Names the query defines itself (`WITH x AS ...`): not datasets.
     ctes: Vec<String>,
@@ -172,7 +176,7 @@ struct Finder {
 
 impl Finder {
     fn renamed(&mut self, source: Source, stream: bool) -> String {
-        let name = format!("__read_{}", self.reads.len());
+        let name = format!("{}_{}", self.prefix, self.reads.len());
         self.reads.push(Read {
             source,
             stream,
@@ -371,15 +375,15 @@ mod tests {
     use super::*;
 
     fn query(sql: &str) -> FlowQuery {
-        flow_query(&QueryText {
+        let text = QueryText {
             sql: sql.into(),
             at: Place {
                 file: "t.sql".into(),
                 line: 1,
                 column: 1,
             },
-        })
-        .unwrap()
+        };
+        flow_query(&text, "__read").unwrap()
     }
 
     #[test]
@@ -422,16 +426,15 @@ mod tests {
 
     #[test]
     fn a_query_that_does_not_parse_says_where_its_statement_is() {
-        let error = flow_query(&QueryText {
+        let text = QueryText {
             sql: "SELECT a\n  FROM t WHERE ) AND".into(),
             at: Place {
                 file: "t.sql".into(),
                 line: 4,
                 column: 6,
             },
-        })
-        .unwrap_err()
-        .to_string();
+        };
+        let error = flow_query(&text, "__read").unwrap_err().to_string();
         assert!(error.starts_with("t.sql:5:"), "{error}");
     }
 }

@@ -17,6 +17,7 @@ use crate::crash::{CrashPoint, Moment};
 use cutter::CommitCutter;
 
 mod cutter;
+mod named;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -173,7 +174,13 @@ impl Tables {
     }
 
     fn builder(&self, name: TableName) -> Result<DeltaTableBuilder, TableError> {
-        let path = self.path(name);
+        self.builder_at(name.as_str(), name.stream())
+    }
+
+    /// A builder for the table in folder `name`, whose commits a crash test may cut when it names
+    /// `flow` at `after-write`.
+    fn builder_at(&self, name: &str, flow: &str) -> Result<DeltaTableBuilder, TableError> {
+        let path = self.root.join(name);
         std::fs::create_dir_all(&path).map_err(|source| TableError::Io {
             path: path.clone(),
             source,
@@ -190,7 +197,7 @@ impl Tables {
             inner: Arc::new(LocalFileSystem::new()),
             cut: self
                 .crash_at
-                .filter(|c| c.stream == name.stream() && c.moment == Moment::AfterWrite),
+                .filter(|c| c.stream == flow && c.moment == Moment::AfterWrite),
         });
         DeltaTableBuilder::from_url(url.clone())
             .map(|b| b.with_storage_backend(store, url))

@@ -163,6 +163,8 @@ impl Lab {
             topic: self.config.topic.clone(),
             partitions: self.config.partitions,
             state_dir: self.config.data_dir.join("state"),
+            data_dir: self.config.data_dir.clone(),
+            landing_only: false,
             crash_at: self.config.crash_at,
         }
     }

@@ -195,7 +195,7 @@ impl Flow for Gold {
         )
         .await?;
         event.figures.table_version = Some(tables::version(&table));
-        state::remove_old_states(&dir, closed.current);
+        crate::engine::state::remove_old(&dir, closed.current);
         Ok(())
     }
 }

@@ -3,15 +3,14 @@
 //! commit that stores that version: the commit decides which state file is current.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::APP_ID;
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::{DELAY_MICROS, DropReason, FlowError, HOUR_MICROS};
+use crate::engine::state;
 use crate::engine::tables::{self, TableName};
 
 /// An hour still open: counted so far.
@@ -61,10 +60,6 @@ impl GoldState {
         }
     }
 
-    fn path(dir: &Path, bronze_version: i64) -> PathBuf {
-        dir.join(format!("{bronze_version:020}.json"))
-    }
-
     /// The state as of gold's last commit, or `None` before gold's first run.
     pub async fn committed(cx: &FlowContext) -> Result<Option<GoldState>, FlowError> {
         let Some(table) = cx.tables.open(TableName::HourlySales).await? else {
@@ -77,18 +72,7 @@ impl GoldState {
     }
 
     pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
-        let path = Self::path(dir, bronze_version);
-        let state_err = |detail: String| FlowError::State {
-            path: path.display().to_string(),
-            detail,
-        };
-        let text = fs::read(&path).map_err(|e| {
-            state_err(format!(
-                "{e} (the state committed with bronze version {bronze_version} is gone)"
-            ))
-        })?;
-        let file: StateFile =
-            serde_json::from_slice(&text).map_err(|e| state_err(e.to_string()))?;
+        let file: StateFile = state::load(dir, bronze_version)?;
         Ok(Self {
             dedup: file.dedup,
             watermark: file.watermark,
@@ -103,11 +87,6 @@ impl GoldState {
 
     /// Writes the state for `bronze_version` durably; it becomes current only with the commit.
     pub(super) fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), FlowError> {
-        let path = Self::path(dir, bronze_version);
-        let state_err = |e: std::io::Error| FlowError::State {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        };
         let mut keys: Vec<DedupKey> = self
             .dedup_keys
             .iter()
@@ -125,17 +104,7 @@ impl GoldState {
             open_hours: self.open_hours.iter().map(|(h, t)| (*h, *t)).collect(),
             dedup_keys: keys,
         };
-        fs::create_dir_all(dir).map_err(state_err)?;
-        let tmp = path.with_extension("json.tmp");
-        let mut out = fs::File::create(&tmp).map_err(state_err)?;
-        out.write_all(&serde_json::to_vec(&file).unwrap_or_default())
-            .map_err(state_err)?;
-        out.sync_all().map_err(state_err)?;
-        fs::rename(&tmp, &path).map_err(state_err)?;
-        fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(state_err)?;
-        Ok(())
+        state::save(dir, bronze_version, &file)
     }
 
     /// One placed event, read in order; returns why it was dropped, if it was.
@@ -183,28 +152,6 @@ impl GoldState {
         std::mem::replace(&mut self.open_hours, still_open)
             .into_iter()
             .collect()
-    }
-}
-
-/// Keeps the current state and the one before it (for reading after a crash); older ones go.
-pub(super) fn remove_old_states(dir: &Path, current: i64) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut versions: Vec<(i64, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let version = name.strip_suffix(".json")?.parse::<i64>().ok()?;
-            Some((version, e.path()))
-        })
-        .collect();
-    versions.sort();
-    for (version, path) in versions {
-        // States above `current` were written by a run that crashed before its commit.
-        if version < current - 1 || version > current {
-            let _ = fs::remove_file(path);
-        }
     }
 }
 

@@ -1,0 +1,63 @@
+//! Tables named by a pipeline's statements, beside the course's four: opened by name, created
+//! with the schema of the first rows written to them.
+
+use arrow::datatypes::Schema;
+use deltalake::kernel::StructType;
+use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+use deltalake::protocol::SaveMode;
+use deltalake::{DeltaTable, TableProperty};
+
+use super::{TableError, Tables};
+
+impl Tables {
+    /// Opens table `name`, or `None` if it was never created.
+    pub async fn open_named(&self, name: &str) -> Result<Option<DeltaTable>, TableError> {
+        if !self.root.join(name).join("_delta_log").exists() {
+            return Ok(None);
+        }
+        let table = self
+            .builder_at(name, name)?
+            .load()
+            .await
+            .map_err(|source| TableError::Delta {
+                table: name.to_string(),
+                source,
+            })?;
+        Ok(Some(table))
+    }
+
+    /// Creates table `name` empty with `schema`, its change feed on (streaming reads of it read
+    /// only what each commit added).
+    pub async fn create_named(
+        &self,
+        name: &str,
+        schema: &Schema,
+    ) -> Result<DeltaTable, TableError> {
+        let delta = |source| TableError::Delta {
+            table: name.to_string(),
+            source,
+        };
+        let kernel: StructType = schema.try_into_kernel().map_err(|e| delta(e.into()))?;
+        self.builder_at(name, name)?
+            .build()
+            .map_err(delta)?
+            .create()
+            .with_table_name(name)
+            .with_columns(kernel.fields().cloned())
+            .with_configuration_property(TableProperty::EnableChangeDataFeed, Some("true"))
+            .with_save_mode(SaveMode::Ignore)
+            .await
+            .map_err(delta)
+    }
+
+    /// Removes table `name` (a full refresh); nothing if it is not there.
+    pub fn remove_named(&self, name: &str) -> Result<(), TableError> {
+        let path = self.root.join(name);
+        match std::fs::remove_dir_all(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(TableError::Io { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+}
