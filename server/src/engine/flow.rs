@@ -54,9 +54,9 @@ pub trait Flow: Send {
     type Done: Send + Default;
 
     /// The flow's name in events and crash points: bronze, silver, gold, check.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// The table it writes, if any.
-    fn target(&self) -> Option<&'static str>;
+    fn target(&self) -> Option<&str>;
 
     async fn restore(
         &mut self,
@@ -186,11 +186,11 @@ mod tests {
         type Output = u64;
         type Done = u64;
 
-        fn name(&self) -> &'static str {
+        fn name(&self) -> &str {
             "counter"
         }
 
-        fn target(&self) -> Option<&'static str> {
+        fn target(&self) -> Option<&str> {
             Some("counts")
         }
 

@@ -77,11 +77,11 @@ impl Flow for Check {
     type Output = Report;
     type Done = Report;
 
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "check"
     }
 
-    fn target(&self) -> Option<&'static str> {
+    fn target(&self) -> Option<&str> {
         None
     }
 

@@ -81,11 +81,11 @@ impl Flow for Bronze<'_> {
     type Output = Batches;
     type Done = ();
 
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "bronze"
     }
 
-    fn target(&self) -> Option<&'static str> {
+    fn target(&self) -> Option<&str> {
         Some(TableName::BronzeOrders.as_str())
     }
 

@@ -58,11 +58,11 @@ impl Flow for Silver {
     type Output = Newest;
     type Done = ();
 
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "silver"
     }
 
-    fn target(&self) -> Option<&'static str> {
+    fn target(&self) -> Option<&str> {
         Some(TableName::Orders.as_str())
     }
 

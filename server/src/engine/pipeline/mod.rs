@@ -2,6 +2,7 @@
 //! datasets and flows (`parse`, `sql`, `graph`), files landed in the data folder read
 //! incrementally (`files`), and each flow run by the same runner as the course's streams.
 
+pub mod declared;
 pub mod files;
 pub mod graph;
 pub mod parse;

@@ -67,11 +67,11 @@ impl Flow for Gold {
     type Output = Closed;
     type Done = ();
 
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "gold"
     }
 
-    fn target(&self) -> Option<&'static str> {
+    fn target(&self) -> Option<&str> {
         Some(TableName::HourlySales.as_str())
     }
 

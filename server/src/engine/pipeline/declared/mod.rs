@@ -1,0 +1,301 @@
+//! A flow of a declarative pipeline, in the four steps every flow has:
+//!
+//! - restore: the target table and its committed state (what each of its flows has read, the
+//!   keys `reckon.dropDuplicates` has seen), named by the `txn` version of its last commit;
+//! - read: the new files and table versions (streaming reads), or everything (a materialized
+//!   view whose inputs changed); nothing new and the flow is idle;
+//! - process: the query in DataFusion, then duplicates and expectations (`rules.rs`);
+//! - commit: the state file, the quarantined rows, then the rows with the new `txn` version in
+//!   one Delta commit (the quarantine's own `txn` makes a rerun after a crash skip it).
+
+mod rules;
+mod sources;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use app::model::FlowRun;
+use arrow::array::RecordBatch;
+use arrow::compute::concat_batches;
+use arrow::datatypes::Schema;
+use datafusion::prelude::SessionContext;
+use deltalake::DeltaTable;
+use deltalake::kernel::Transaction;
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::protocol::SaveMode;
+use serde::{Deserialize, Serialize};
+
+use rules::{Origin, Sorted};
+pub use rules::{QUARANTINE, quarantine_schema};
+use sources::{Progress, Registered};
+
+use super::graph::{Flow as GraphFlow, FlowKind};
+use super::parse::Dataset;
+use super::sql::Source;
+use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::flows::FlowError;
+use crate::engine::state;
+use crate::engine::tables::{self, TableError};
+
+/// What a target table remembers between runs, committed with its rows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TableState {
+    /// Per flow writing the table: what it has read.
+    pub flows: BTreeMap<String, Progress>,
+    /// Keys `reckon.dropDuplicates` has seen, rows dropped by a rule included.
+    pub seen: std::collections::BTreeSet<String>,
+}
+
+/// The `txn` app id of a table's commits; its version names the state file.
+fn app_id(table: &str) -> String {
+    format!("reckon/{table}")
+}
+
+fn state_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
+    cx.state_dir.join("pipeline").join(table)
+}
+
+/// One flow of a project's graph, run by the runner.
+pub struct Declared<'a> {
+    pub flow: &'a GraphFlow,
+    pub target: &'a Dataset,
+    /// The history's run id, for the quarantine's `run` column.
+    pub run: Option<i64>,
+}
+
+pub struct Restored {
+    table: Option<DeltaTable>,
+    committed: i64,
+    state: TableState,
+}
+
+pub struct New {
+    ctx: SessionContext,
+    progress: Progress,
+}
+
+pub struct Output {
+    sorted: Sorted,
+    progress: Progress,
+}
+
+#[async_trait::async_trait]
+impl Flow for Declared<'_> {
+    type State = Restored;
+    type Input = New;
+    type Output = Output;
+    type Done = ();
+
+    fn name(&self) -> &str {
+        &self.flow.name
+    }
+
+    fn target(&self) -> Option<&str> {
+        Some(&self.flow.target)
+    }
+
+    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Restored, FlowError> {
+        let table = cx.tables.open_named(&self.flow.target).await?;
+        let committed = match &table {
+            Some(t) => tables::txn_version(t, &app_id(&self.flow.target))
+                .await?
+                .unwrap_or(0),
+            None => 0,
+        };
+        let state = match committed {
+            0 => TableState::default(),
+            v => state::load(&state_dir(cx, &self.flow.target), v)?,
+        };
+        Ok(Restored {
+            table,
+            committed,
+            state,
+        })
+    }
+
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        restored: &Restored,
+        event: &mut FlowRun,
+    ) -> Result<Option<New>, FlowError> {
+        let ctx = SessionContext::new_with_config(
+            datafusion::prelude::SessionConfig::new().with_target_partitions(1),
+        );
+        let mut progress = restored
+            .state
+            .flows
+            .get(&self.flow.name)
+            .cloned()
+            .unwrap_or_default();
+        let mut registered = Registered::default();
+        for (view, query) in &self.flow.views {
+            sources::register(&ctx, cx, &query.reads, &mut progress, &mut registered).await?;
+            let df = ctx
+                .sql(&query.sql)
+                .await
+                .map_err(|source| TableError::Query {
+                    table: view.clone(),
+                    source,
+                })?;
+            ctx.register_table(view.as_str(), df.into_view())
+                .map_err(|source| TableError::Query {
+                    table: view.clone(),
+                    source,
+                })?;
+        }
+        sources::register(
+            &ctx,
+            cx,
+            &self.flow.query.reads,
+            &mut progress,
+            &mut registered,
+        )
+        .await?;
+        event.figures.files = std::mem::take(&mut registered.files);
+        event.figures.source_versions = registered.source_versions.clone();
+        let fresh = restored.table.is_none();
+        if !registered.anything_new && !(fresh && self.flow.kind == FlowKind::Materialize) {
+            return Ok(None);
+        }
+        event.figures.rows_read = registered.new_rows;
+        Ok(Some(New { ctx, progress }))
+    }
+
+    async fn process(
+        &mut self,
+        restored: &mut Restored,
+        new: New,
+        event: &mut FlowRun,
+    ) -> Result<Output, FlowError> {
+        let target = self.flow.target.as_str();
+        let df = new
+            .ctx
+            .sql(&self.flow.query.sql)
+            .await
+            .map_err(|source| TableError::Query {
+                table: target.to_string(),
+                source,
+            })?;
+        let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await.map_err(|source| TableError::Query {
+            table: target.to_string(),
+            source,
+        })?;
+        if self.flow.kind == FlowKind::Materialize {
+            event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
+        }
+        let rows = concat_batches(&schema, &batches).map_err(|source| TableError::Arrow {
+            table: target.to_string(),
+            source,
+        })?;
+        let (rows, duplicates) = match self.target.properties.get("reckon.dropDuplicates") {
+            Some(keys) => {
+                let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
+                rules::drop_duplicates(&rows, &keys, &mut restored.state.seen, target)?
+            }
+            None => (rows, 0),
+        };
+        let origin = Origin {
+            run: self.run,
+            table: target,
+            flow: &self.flow.name,
+            source_table: streamed_table(self.flow),
+        };
+        let mut sorted = rules::apply(rows, &self.target.expectations, &origin).await?;
+        sorted.duplicates = duplicates;
+        event.figures.rows_duplicate = duplicates;
+        event.figures.rows_dropped = sorted.dropped;
+        event.figures.expectations = sorted.rules.clone();
+        Ok(Output {
+            sorted,
+            progress: new.progress,
+        })
+    }
+
+    async fn commit(
+        &mut self,
+        cx: &FlowContext,
+        restored: Restored,
+        output: Output,
+        event: &mut FlowRun,
+    ) -> Result<(), FlowError> {
+        let target = &self.flow.target;
+        let version = restored.committed + 1;
+        let mut state = restored.state;
+        state.flows.insert(self.flow.name.clone(), output.progress);
+        let dir = state_dir(cx, target);
+        state::save(&dir, version, &state)?;
+        if let Some(quarantined) = output.sorted.quarantined {
+            write_quarantine(cx, target, version, quarantined).await?;
+        }
+        let rows = rules::visible(&output.sorted.kept).map_err(|source| TableError::Arrow {
+            table: target.clone(),
+            source,
+        })?;
+        event.figures.rows_written = rows.num_rows() as u64;
+        let table = match restored.table {
+            Some(t) => t,
+            None => {
+                cx.tables
+                    .create_named(target, rows.schema().as_ref())
+                    .await?
+            }
+        };
+        let progress = vec![Transaction::new(app_id(target), version)];
+        let table = match self.flow.kind {
+            FlowKind::Append => tables::append(table, vec![rows], progress).await?,
+            FlowKind::Materialize => table
+                .write(vec![rows])
+                .with_save_mode(SaveMode::Overwrite)
+                .with_schema_mode(deltalake::operations::write::SchemaMode::Overwrite)
+                .with_commit_properties(
+                    CommitProperties::default().with_application_transactions(progress),
+                )
+                .await
+                .map_err(|source| TableError::Delta {
+                    table: target.clone(),
+                    source,
+                })?,
+        };
+        event.figures.table_version = Some(tables::version(&table));
+        state::remove_old(&dir, version);
+        Ok(())
+    }
+}
+
+/// The one table a flow streams from, if it streams from exactly one (for the quarantine).
+fn streamed_table(flow: &GraphFlow) -> Option<&str> {
+    let mut tables = flow.query.reads.iter().filter_map(|r| match &r.source {
+        Source::Table(t) if r.stream => Some(t.as_str()),
+        _ => None,
+    });
+    let first = tables.next();
+    first.filter(|_| tables.next().is_none())
+}
+
+/// Appends quarantined rows, unless a crashed earlier try of this commit already did.
+async fn write_quarantine(
+    cx: &FlowContext,
+    target: &str,
+    version: i64,
+    rows: RecordBatch,
+) -> Result<(), FlowError> {
+    let table = match cx.tables.open_named(QUARANTINE).await? {
+        Some(t) => t,
+        None => {
+            cx.tables
+                .create_named(QUARANTINE, &quarantine_schema())
+                .await?
+        }
+    };
+    let id = format!("{}/{target}", app_id(QUARANTINE));
+    if tables::txn_version(&table, &id)
+        .await?
+        .is_some_and(|done| done >= version)
+    {
+        return Ok(());
+    }
+    tables::append(table, vec![rows], vec![Transaction::new(id, version)]).await?;
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! What happens to a flow's rows before they are written: `reckon.dropDuplicates` keeps the first
+//! row of each key across runs (PIPELINES §2), then every expectation sees every row (§4): a
+//! warning counts, a drop rule keeps the row out (in `_quarantine`, with the rules and its
+//! source), a fail rule stops the flow naming the table, the rule, the row and where it came from.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use app::model::RuleCount;
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow::compute::filter_record_batch;
+use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+
+use super::sources::VERSION;
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::files::decode::{FILE, LINE};
+use crate::engine::pipeline::parse::{Expectation, Violation};
+use crate::engine::tables::{self, TableError};
+
+/// The pipeline's quarantine table: the rows drop rules kept out, with why and where from.
+pub const QUARANTINE: &str = "_quarantine";
+
+pub fn quarantine_schema() -> SchemaRef {
+    let text = |name| Field::new(name, DataType::Utf8, true);
+    let number = |name| Field::new(name, DataType::Int64, true);
+    Arc::new(Schema::new(vec![
+        number("run"),
+        text("table"),
+        text("flow"),
+        text("rules"),
+        text("reason"),
+        text("row"),
+        text("source_file"),
+        number("source_line"),
+        text("source_table"),
+        number("source_version"),
+    ]))
+}
+
+/// Where a row came from, and the run that dropped it, for the quarantine.
+pub struct Origin<'a> {
+    pub run: Option<i64>,
+    pub table: &'a str,
+    pub flow: &'a str,
+    /// The table a streamed row came from, when it came from one.
+    pub source_table: Option<&'a str>,
+}
+
+/// The rows to write and the rows kept out, with the counts the event log shows.
+pub struct Sorted {
+    pub kept: RecordBatch,
+    pub quarantined: Option<RecordBatch>,
+    pub duplicates: u64,
+    pub dropped: u64,
+    pub rules: Vec<RuleCount>,
+}
+
+/// The columns a dataset holds: the hidden ones left out.
+pub fn visible(batch: &RecordBatch) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let keep: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| !batch.schema().field(i).name().starts_with("__"))
+        .collect();
+    batch.project(&keep)
+}
+
+/// Drops rows whose key was seen before (in this run or any earlier one), remembering new keys.
+pub fn drop_duplicates(
+    batch: &RecordBatch,
+    keys: &[String],
+    seen: &mut BTreeSet<String>,
+    table: &str,
+) -> Result<(RecordBatch, u64), FlowError> {
+    let mut columns = vec![];
+    for key in keys {
+        let column = batch.column_by_name(key).ok_or_else(|| {
+            FlowError::Refused(format!(
+                "{table}: reckon.dropDuplicates names column {key}, which its flows do not give"
+            ))
+        })?;
+        columns.push(column.clone());
+    }
+    let options = FormatOptions::default().with_null("\u{0}NULL");
+    let formatters: Vec<ArrayFormatter> = columns
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+        .collect::<Result<_, _>>()
+        .map_err(|e| arrow_error(table, e))?;
+    let mut keep = Vec::with_capacity(batch.num_rows());
+    for row in 0..batch.num_rows() {
+        let key: Vec<String> = formatters
+            .iter()
+            .map(|f| f.value(row).to_string())
+            .collect();
+        keep.push(seen.insert(key.join("\u{1}")));
+    }
+    let duplicates = keep.iter().filter(|k| !**k).count() as u64;
+    let kept =
+        filter_record_batch(batch, &BooleanArray::from(keep)).map_err(|e| arrow_error(table, e))?;
+    Ok((kept, duplicates))
+}
+
+/// Evaluates every rule on every row and sorts the rows (see the module's text).
+pub async fn apply(
+    batch: RecordBatch,
+    rules: &[Expectation],
+    origin: &Origin<'_>,
+) -> Result<Sorted, FlowError> {
+    let rows = batch.num_rows();
+    let mut sorted = Sorted {
+        kept: batch.clone(),
+        quarantined: None,
+        duplicates: 0,
+        dropped: 0,
+        rules: vec![],
+    };
+    if rules.is_empty() || rows == 0 {
+        sorted.rules = rules
+            .iter()
+            .map(|r| RuleCount {
+                name: r.name.clone(),
+                passed: 0,
+                failed: 0,
+            })
+            .collect();
+        return Ok(sorted);
+    }
+    let passes = evaluate(&batch, rules, origin.table).await?;
+    let mut keep = vec![true; rows];
+    let mut broken: Vec<Vec<&str>> = vec![vec![]; rows];
+    for (rule, pass) in rules.iter().zip(&passes) {
+        let failed = pass.iter().filter(|p| !**p).count() as u64;
+        sorted.rules.push(RuleCount {
+            name: rule.name.clone(),
+            passed: rows as u64 - failed,
+            failed,
+        });
+        for row in (0..rows).filter(|&r| !pass[r]) {
+            match rule.on_violation {
+                Violation::Warn => {}
+                Violation::Drop => {
+                    keep[row] = false;
+                    broken[row].push(&rule.name);
+                }
+                Violation::Fail => {
+                    return Err(FlowError::Refused(format!(
+                        "{}: rule {} (ON VIOLATION FAIL UPDATE) failed on row {} from {}; nothing was written",
+                        origin.table,
+                        rule.name,
+                        row_json(&batch, row)?,
+                        source_of(&batch, row, origin)
+                    )));
+                }
+            }
+        }
+    }
+    let dropped: Vec<usize> = (0..rows).filter(|&r| !keep[r]).collect();
+    sorted.dropped = dropped.len() as u64;
+    if !dropped.is_empty() {
+        sorted.quarantined = Some(quarantine(&batch, &dropped, &broken, origin)?);
+        sorted.kept = filter_record_batch(&batch, &BooleanArray::from(keep))
+            .map_err(|e| arrow_error(origin.table, e))?;
+    }
+    Ok(sorted)
+}
+
+/// Per rule, per row: whether the condition is true (false and NULL fail).
+async fn evaluate(
+    batch: &RecordBatch,
+    rules: &[Expectation],
+    table: &str,
+) -> Result<Vec<Vec<bool>>, FlowError> {
+    let ctx = SessionContext::new();
+    let rows = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]]).map_err(|source| {
+        TableError::Query {
+            table: table.to_string(),
+            source,
+        }
+    })?;
+    ctx.register_table("rows", Arc::new(rows))
+        .map_err(|source| TableError::Query {
+            table: table.to_string(),
+            source,
+        })?;
+    let mut out = vec![];
+    for rule in rules {
+        let sql = format!("SELECT ({}) IS TRUE AS pass FROM rows", rule.condition);
+        let what = format!("{table}: rule {}", rule.name);
+        let results = tables::query(&ctx, &what, &sql).await?;
+        let mut pass = Vec::with_capacity(batch.num_rows());
+        for b in &results {
+            pass.extend(b.column(0).as_boolean().iter().map(|v| v == Some(true)));
+        }
+        out.push(pass);
+    }
+    Ok(out)
+}
+
+fn arrow_error(table: &str, source: arrow::error::ArrowError) -> FlowError {
+    FlowError::Table(TableError::Arrow {
+        table: table.to_string(),
+        source,
+    })
+}
+
+/// One row's visible columns as a JSON object.
+fn row_json(batch: &RecordBatch, row: usize) -> Result<String, FlowError> {
+    let one = visible(&batch.slice(row, 1)).map_err(|e| arrow_error("row", e))?;
+    let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
+    writer.write(&one).map_err(|e| arrow_error("row", e))?;
+    writer.finish().map_err(|e| arrow_error("row", e))?;
+    Ok(String::from_utf8_lossy(&writer.into_inner())
+        .trim()
+        .to_string())
+}
+
+fn text_at(batch: &RecordBatch, name: &str, row: usize) -> Option<String> {
+    let c = batch.column_by_name(name)?;
+    c.as_string_opt::<i32>()
+        .filter(|a| a.is_valid(row))
+        .map(|a| a.value(row).to_string())
+}
+
+fn number_at(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
+    let c = batch.column_by_name(name)?;
+    c.as_primitive_opt::<Int64Type>()
+        .filter(|a| a.is_valid(row))
+        .map(|a| a.value(row))
+}
+
+/// Where row `row` came from, in words: `landing/x.json:12` or `bronze_tickets version 3`.
+fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) -> String {
+    match (text_at(batch, FILE, row), number_at(batch, LINE, row)) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        _ => match (origin.source_table, number_at(batch, VERSION, row)) {
+            (Some(t), Some(v)) => format!("{t} version {v}"),
+            (Some(t), None) => t.to_string(),
+            _ => "the flow's query".into(),
+        },
+    }
+}
+
+fn quarantine(
+    batch: &RecordBatch,
+    rows: &[usize],
+    broken: &[Vec<&str>],
+    origin: &Origin<'_>,
+) -> Result<RecordBatch, FlowError> {
+    let n = rows.len();
+    let same = |v: &str| StringArray::from(vec![Some(v.to_string()); n]);
+    let mut row_texts = vec![];
+    for &r in rows {
+        row_texts.push(Some(row_json(batch, r)?));
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![origin.run; n])),
+        Arc::new(same(origin.table)),
+        Arc::new(same(origin.flow)),
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|&r| Some(broken[r].join(", ")))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|&r| Some(format!("dropped by {}", broken[r].join(" and "))))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(row_texts)),
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|&r| text_at(batch, FILE, r))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            rows.iter()
+                .map(|&r| number_at(batch, LINE, r))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|&r| number_at(batch, VERSION, r).and(origin.source_table.map(String::from)))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            rows.iter()
+                .map(|&r| number_at(batch, VERSION, r))
+                .collect::<Vec<_>>(),
+        )),
+    ];
+    RecordBatch::try_new(quarantine_schema(), columns).map_err(|e| arrow_error(QUARANTINE, e))
+}

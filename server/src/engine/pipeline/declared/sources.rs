@@ -1,0 +1,210 @@
+//! What a declared flow reads this run, registered in its session under the names its query uses:
+//! for a streaming read, only the files not read before or the rows committed since the version
+//! it last read; for a plain read, the table as it is now, or every file.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use app::model::FileRead;
+use arrow::array::RecordBatch;
+use arrow::datatypes::{Field, Schema};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionContext, col, lit};
+use deltalake::delta_datafusion::DeltaCdfTableProvider;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::flow::FlowContext;
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::files::{self, Stamp, schema};
+use crate::engine::pipeline::sql::{Read, Source};
+use crate::engine::tables::{self, TableError};
+
+/// The hidden column holding the table version a streamed row was committed in.
+pub const VERSION: &str = "__version";
+
+/// What one flow has read, committed with what it wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Files read, by path, with their stamp when read.
+    pub files: BTreeMap<String, Stamp>,
+    /// Per table: the last version read (streaming) or seen (a materialized view's inputs).
+    pub tables: BTreeMap<String, i64>,
+    /// Per `read_files` path: the columns (DDL), fixed at the first run until a full refresh.
+    pub schemas: BTreeMap<String, String>,
+}
+
+/// What the reads registered: whether anything was new, and what each source gave.
+#[derive(Debug, Default)]
+pub struct Registered {
+    pub new_rows: u64,
+    pub anything_new: bool,
+    pub files: Vec<FileRead>,
+    pub source_versions: BTreeMap<String, (i64, i64)>,
+}
+
+fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
+    move |source| TableError::Query {
+        table: what.to_string(),
+        source,
+    }
+}
+
+/// Registers each read in `ctx`, moving `progress` to what this run reads.
+pub async fn register(
+    ctx: &SessionContext,
+    cx: &FlowContext,
+    reads: &[Read],
+    progress: &mut Progress,
+    out: &mut Registered,
+) -> Result<(), FlowError> {
+    for read in reads {
+        match &read.source {
+            Source::Files {
+                path,
+                format,
+                schema: ddl,
+            } => {
+                let landed = files::list(&cx.data_dir, path, cx.landing_only)?;
+                let mut new = vec![];
+                for file in landed {
+                    match progress.files.get(&file.path) {
+                        Some(stamp) if *stamp == file.stamp || !read.stream => {
+                            if !read.stream {
+                                new.push(file);
+                            }
+                        }
+                        Some(_) => out.files.push(FileRead {
+                            path: file.path.clone(),
+                            rows: 0,
+                            rescued: 0,
+                            changed: true,
+                        }),
+                        None => new.push(file),
+                    }
+                }
+                let columns = match (ddl, progress.schemas.get(path)) {
+                    (Some(ddl), _) | (None, Some(ddl)) => {
+                        schema::from_ddl(ddl).map_err(|e| FlowError::File {
+                            path: path.clone(),
+                            detail: e,
+                        })?
+                    }
+                    (None, None) => files::infer(&cx.data_dir, &new, *format)?,
+                };
+                if read.stream && !columns.is_empty() {
+                    progress
+                        .schemas
+                        .insert(path.clone(), schema::to_ddl(&columns));
+                }
+                let (batch, reads) = files::read(&cx.data_dir, &new, *format, &columns)?;
+                out.anything_new |= !new.is_empty();
+                out.new_rows += batch.num_rows() as u64;
+                if read.stream {
+                    for file in &new {
+                        progress.files.insert(file.path.clone(), file.stamp);
+                    }
+                }
+                out.files.extend(reads);
+                let table = MemTable::try_new(batch.schema(), vec![vec![batch]])
+                    .map_err(query_error(path))?;
+                ctx.register_table(read.name.as_str(), Arc::new(table))
+                    .map_err(query_error(path))?;
+            }
+            Source::Table(name) => {
+                let table = cx.tables.open_named(name).await?;
+                let Some(table) = table else {
+                    // Not written yet: nothing to read from it this run.
+                    let empty = MemTable::try_new(Arc::new(Schema::empty()), vec![vec![]])
+                        .map_err(query_error(name))?;
+                    ctx.register_table(read.name.as_str(), Arc::new(empty))
+                        .map_err(query_error(name))?;
+                    continue;
+                };
+                let current = tables::version(&table);
+                let last = progress.tables.get(name).copied();
+                if !read.stream {
+                    out.anything_new |= last != Some(current);
+                    progress.tables.insert(name.clone(), current);
+                    let delta = |source| TableError::Delta {
+                        table: name.clone(),
+                        source,
+                    };
+                    table
+                        .update_datafusion_session(&ctx.state())
+                        .map_err(delta)?;
+                    let provider = table.table_provider().await.map_err(query_error(name))?;
+                    ctx.register_table(read.name.as_str(), provider)
+                        .map_err(query_error(name))?;
+                    continue;
+                }
+                let first = last.map_or(0, |v| v + 1);
+                let rows = if first <= current {
+                    out.anything_new = true;
+                    out.source_versions.insert(name.clone(), (first, current));
+                    progress.tables.insert(name.clone(), current);
+                    changes(&table, name, first, current).await?
+                } else {
+                    empty_like(&table, name).await?
+                };
+                out.new_rows += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
+                let schema = rows
+                    .first()
+                    .map_or_else(|| Arc::new(Schema::empty()), |b| b.schema());
+                let table = MemTable::try_new(schema, vec![rows]).map_err(query_error(name))?;
+                ctx.register_table(read.name.as_str(), Arc::new(table))
+                    .map_err(query_error(name))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rows commits `first..=last` of a table added, with the version each came in as `__version`.
+async fn changes(
+    table: &deltalake::DeltaTable,
+    name: &str,
+    first: i64,
+    last: i64,
+) -> Result<Vec<RecordBatch>, FlowError> {
+    let delta = |source| TableError::Delta {
+        table: name.to_string(),
+        source,
+    };
+    let ctx = SessionContext::new();
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(delta)?;
+    let cdf = table
+        .clone()
+        .scan_cdf()
+        .with_starting_version(first as u64)
+        .with_ending_version(last as u64);
+    let provider = DeltaCdfTableProvider::try_new(cdf).map_err(delta)?;
+    let df = ctx
+        .read_table(Arc::new(provider))
+        .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
+        .and_then(|df| df.drop_columns(&["_change_type", "_commit_timestamp"]))
+        .and_then(|df| df.with_column_renamed("_commit_version", VERSION))
+        .and_then(|df| df.sort(vec![col(VERSION).sort(true, false)]))
+        .map_err(query_error(name))?;
+    let rows = df.collect().await.map_err(query_error(name))?;
+    Ok(rows)
+}
+
+/// No rows, with the columns a streamed read of the table has.
+async fn empty_like(
+    table: &deltalake::DeltaTable,
+    name: &str,
+) -> Result<Vec<RecordBatch>, FlowError> {
+    let schema = table
+        .snapshot()
+        .map_err(|source| TableError::Delta {
+            table: name.to_string(),
+            source,
+        })?
+        .snapshot()
+        .arrow_schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(VERSION, arrow::datatypes::DataType::Int64, true));
+    Ok(vec![RecordBatch::new_empty(Arc::new(Schema::new(fields)))])
+}
