@@ -148,7 +148,12 @@ enum Command {
         #[arg(long, default_value_t = 20.0)]
         produce_rate: f64,
     },
-    /// Print a table's rows, sorted by its key.
+    /// Declarative pipelines: run a project, its graph, the event log, the week-14 example.
+    Pipeline {
+        #[command(subcommand)]
+        command: reckon::cli::pipeline::PipelineCommand,
+    },
+    /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
     Table {
         name: String,
         #[arg(long)]
@@ -406,9 +411,14 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             });
             web::serve(listener, state, web::shutdown_signal()).await?;
         }
+        Command::Pipeline { command } => {
+            return reckon::cli::pipeline::execute(&lab, command).await;
+        }
         Command::Table { name, json } => {
-            let name = TableName::parse(&name)?;
-            let batches = render::rows(&lab.tables, name).await?;
+            let batches = match TableName::parse(&name) {
+                Ok(course) => render::rows(&lab.tables, course).await?,
+                Err(_) => render::named_rows(&lab.tables, &name).await?,
+            };
             if json {
                 for row in render::json_rows(&batches) {
                     println!("{}", serde_json::Value::Object(row));

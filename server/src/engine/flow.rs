@@ -117,13 +117,18 @@ impl Runner {
         result
     }
 
+    /// Records a flow that did not run because what it reads failed.
+    pub fn skip(&mut self, name: &str, target: Option<&str>) {
+        let mut event = FlowRun::starting(name, target, now());
+        event.status = FlowStatus::Skipped;
+        self.events.push(event);
+    }
+
     /// Records the flows of `plan` that did not run (an earlier one failed) as skipped.
     pub fn skip_rest(&mut self, plan: &[(&str, Option<&str>)]) {
         for (name, target) in plan {
             if !self.events.iter().any(|e| e.flow == *name) {
-                let mut event = FlowRun::starting(name, *target, now());
-                event.status = FlowStatus::Skipped;
-                self.events.push(event);
+                self.skip(name, *target);
             }
         }
     }

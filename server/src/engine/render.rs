@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
-    DataType, Decimal128Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
+    DataType, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
@@ -38,6 +38,37 @@ pub async fn sorted_rows(
         &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", ")),
     )
     .await
+}
+
+/// Every row of a pipeline's table, sorted by all its columns; a table not created yet has none.
+pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>, TableError> {
+    let Some(table) = tables.open_named(name).await? else {
+        return Ok(vec![]);
+    };
+    let ctx = SessionContext::new();
+    let delta = |source| TableError::Delta {
+        table: name.to_string(),
+        source,
+    };
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(delta)?;
+    let provider = table
+        .table_provider()
+        .await
+        .map_err(|source| TableError::Query {
+            table: name.to_string(),
+            source,
+        })?;
+    let columns = provider.schema().fields().len();
+    ctx.register_table("t", provider)
+        .map_err(|source| TableError::Query {
+            table: name.to_string(),
+            source,
+        })?;
+    let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
+    let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
+    tables::query(&ctx, name, &sql).await
 }
 
 /// Rows a table holds (at the version it is loaded at).
@@ -99,6 +130,8 @@ fn value(column: &dyn Array, i: usize) -> Value {
     match column.data_type() {
         DataType::Int32 => Value::from(column.as_primitive::<Int32Type>().value(i)),
         DataType::Int64 => Value::from(column.as_primitive::<Int64Type>().value(i)),
+        DataType::Float64 => Value::from(column.as_primitive::<Float64Type>().value(i)),
+        DataType::Boolean => Value::from(column.as_boolean().value(i)),
         DataType::Utf8 => Value::from(column.as_string::<i32>().value(i)),
         DataType::Utf8View => Value::from(column.as_string_view().value(i)),
         DataType::Decimal128(_, 2) => Value::from(format_cents(

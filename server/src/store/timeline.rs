@@ -135,6 +135,26 @@ impl History {
         Ok(ids.into_iter().zip(read_all(rows)?).collect())
     }
 
+    /// The lab's event log, oldest first: every flow's event with its run id (only run `run`'s
+    /// when given).
+    pub async fn events(
+        &self,
+        lab: &str,
+        run: Option<i64>,
+    ) -> Result<Vec<(i64, FlowRun)>, HistoryError> {
+        let rows: Vec<FlowRow> = sqlx::query_as(composed(format!(
+            "SELECT {FLOW_COLUMNS} FROM flow_events WHERE run_id IN (SELECT id FROM runs WHERE lab = ?) \
+             AND (? IS NULL OR run_id = ?) ORDER BY run_id, seq"
+        )))
+        .bind(lab)
+        .bind(run)
+        .bind(run)
+        .fetch_all(self.pool())
+        .await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.run_id).collect();
+        Ok(ids.into_iter().zip(read_all(rows)?).collect())
+    }
+
     /// When each flow of the lab (the check included) last ran without failing.
     pub async fn last_runs(&self, lab: &str) -> Result<HashMap<String, String>, HistoryError> {
         let rows: Vec<(String, String)> = sqlx::query_as(

@@ -86,12 +86,22 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
     let spec: Spec = serde_yaml_ng::from_str(&text).map_err(|e| file_error(&yml, e.to_string()))?;
     let mut files = BTreeSet::new();
     for library in &spec.libraries {
-        let pattern = dir.join(&library.glob.include);
-        let found = glob::glob(&pattern.to_string_lossy())
-            .map_err(|e| file_error(&yml, format!("glob {}: {e}", library.glob.include)))?;
-        for path in found {
-            let path = path.map_err(|e| file_error(&yml, e.to_string()))?;
-            if path.extension().is_some_and(|e| e == "sql") {
+        let include = library.glob.include.trim_end_matches('/');
+        // `dir/**` names the folder and everything in it, as Spark reads it.
+        let roots: Vec<PathBuf> = match include.strip_suffix("/**") {
+            Some(folder) => vec![dir.join(folder)],
+            None => glob::glob(&dir.join(include).to_string_lossy())
+                .map_err(|e| file_error(&yml, format!("glob {include}: {e}")))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| file_error(&yml, e.to_string()))?,
+        };
+        let mut folders = roots;
+        while let Some(path) = folders.pop() {
+            if path.is_dir() {
+                let entries =
+                    std::fs::read_dir(&path).map_err(|e| file_error(&path, e.to_string()))?;
+                folders.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+            } else if path.extension().is_some_and(|e| e == "sql") {
                 files.insert(path);
             }
         }

@@ -3,6 +3,7 @@
 //! incrementally (`files`), and each flow run by the same runner as the course's streams.
 
 pub mod declared;
+pub mod example;
 pub mod files;
 pub mod graph;
 pub mod parse;

@@ -20,6 +20,7 @@ use crate::store::{History, HistoryError};
 
 mod lock;
 mod pipeline;
+pub mod project;
 
 pub use lock::LabLock;
 

@@ -114,7 +114,7 @@ impl Lab {
         result.map(|report| (events, report))
     }
 
-    async fn start_record(&self) -> Option<i64> {
+    pub(super) async fn start_record(&self) -> Option<i64> {
         let history = self.history()?;
         match history.start_run(&self.config.lab, self.started_by).await {
             Ok(id) => Some(id),
@@ -125,7 +125,7 @@ impl Lab {
         }
     }
 
-    async fn finish_record(
+    pub(super) async fn finish_record(
         &self,
         id: Option<i64>,
         events: &[FlowRun],

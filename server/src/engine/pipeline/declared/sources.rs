@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use app::model::FileRead;
 use arrow::array::RecordBatch;
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
-use datafusion::prelude::{SessionContext, col, lit};
+use datafusion::prelude::{SessionContext, cast, col, lit};
 use deltalake::delta_datafusion::DeltaCdfTableProvider;
 use serde::{Deserialize, Serialize};
 
@@ -185,6 +185,8 @@ async fn changes(
         .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
         .and_then(|df| df.drop_columns(&["_change_type", "_commit_timestamp"]))
         .and_then(|df| df.with_column_renamed("_commit_version", VERSION))
+        // The change feed gives the version dictionary-encoded; the quarantine wants a number.
+        .and_then(|df| df.with_column(VERSION, cast(col(VERSION), DataType::Int64)))
         .and_then(|df| df.sort(vec![col(VERSION).sort(true, false)]))
         .map_err(query_error(name))?;
     let rows = df.collect().await.map_err(query_error(name))?;
@@ -205,6 +207,6 @@ async fn empty_like(
         .snapshot()
         .arrow_schema();
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new(VERSION, arrow::datatypes::DataType::Int64, true));
+    fields.push(Field::new(VERSION, DataType::Int64, true));
     Ok(vec![RecordBatch::new_empty(Arc::new(Schema::new(fields)))])
 }

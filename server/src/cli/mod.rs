@@ -1,0 +1,3 @@
+//! Commands of the `reckon` binary that need more than a line or two, beside `main.rs`.
+
+pub mod pipeline;

@@ -1,0 +1,253 @@
+//! `reckon pipeline ...` (PIPELINES §6): run a project, show its graph, read the event log, and
+//! week 14's support example with its landed files.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use app::model::{FlowRun, FlowStatus};
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use crate::engine::pipeline::example;
+use crate::engine::pipeline::graph::FlowKind;
+use crate::engine::pipeline::sql::Format;
+use crate::service::lab::Lab;
+
+#[derive(Subcommand)]
+pub enum PipelineCommand {
+    /// Run a project's flows once (exit 0: ok, 1: a flow failed, 2: bad input).
+    Run {
+        project: PathBuf,
+        /// Tables to empty and read again from every source (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        full_refresh: Vec<String>,
+    },
+    /// A project's datasets, flows and edges.
+    Graph {
+        project: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The event log: one event per flow per run, oldest first.
+    Events {
+        #[arg(long)]
+        run: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write week 14's support project into DIR.
+    Example {
+        /// `support`, the one example.
+        name: String,
+        dir: PathBuf,
+        #[arg(long, default_value = "json")]
+        format: String,
+    },
+    /// Land the support example's daily ticket files in <data>/landing/tickets/.
+    Land {
+        /// `support`, the one example.
+        name: String,
+        /// Days A-B of 1-35.
+        #[arg(long)]
+        days: Option<String>,
+        /// Land the bad-rows file (alone, unless --days is given too).
+        #[arg(long)]
+        bad_rows: bool,
+        #[arg(long, default_value = "json")]
+        format: String,
+    },
+}
+
+fn format(text: &str) -> anyhow::Result<Format> {
+    match text {
+        "json" => Ok(Format::Json),
+        "parquet" => Ok(Format::Parquet),
+        other => anyhow::bail!("--format: json or parquet, not {other:?}"),
+    }
+}
+
+fn support(name: &str) -> anyhow::Result<()> {
+    match name {
+        "support" => Ok(()),
+        other => anyhow::bail!("the one example is `support`, not {other:?}"),
+    }
+}
+
+/// An event as PIPELINES §6 names its fields.
+pub fn event_json(run: i64, e: &FlowRun) -> Value {
+    let n = &e.figures;
+    json!({
+        "run": run, "flow": e.flow, "target": e.target, "status": e.status,
+        "input_rows": n.rows_read, "output_rows": n.rows_written,
+        "duplicate_rows": n.rows_duplicate, "dropped_rows": n.rows_dropped,
+        "upserted": 0, "deleted": 0,
+        "expectations": n.expectations, "files": n.files,
+        "source_versions": n.source_versions,
+        "started_at": e.started_at, "duration_ms": e.duration_ms, "error": e.error,
+    })
+}
+
+/// One line of `pipeline run` for a flow.
+fn line(e: &FlowRun) -> String {
+    let n = &e.figures;
+    let mut text = format!(
+        "{:<28}{:<10}in {}, out {}",
+        e.flow,
+        e.status.as_str(),
+        n.rows_read,
+        n.rows_written
+    );
+    if n.rows_duplicate > 0 {
+        text += &format!(", duplicate {}", n.rows_duplicate);
+    }
+    if n.rows_dropped > 0 {
+        text += &format!(", dropped {}", n.rows_dropped);
+    }
+    for rule in n.expectations.iter().filter(|r| r.failed > 0) {
+        text += &format!("; {} failed {}", rule.name, rule.failed);
+    }
+    let files = n.files.iter().filter(|f| !f.changed).count();
+    if files > 0 {
+        text += &format!("; {files} new file(s)");
+    }
+    for changed in n.files.iter().filter(|f| f.changed) {
+        text += &format!(
+            "; {} changed after it was loaded: not read again",
+            changed.path
+        );
+    }
+    if let Some(error) = &e.error {
+        text += &format!("\n    {error}");
+    }
+    text
+}
+
+pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PipelineCommand::Run {
+            project,
+            full_refresh,
+        } => {
+            let graph = match lab.project(&project) {
+                Ok(graph) => graph,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let run = lab.run_project(&graph, &full_refresh).await?;
+            run.events.iter().for_each(|e| println!("{}", line(e)));
+            let failed = run
+                .events
+                .iter()
+                .filter(|e| e.status == FlowStatus::Failed)
+                .count();
+            let skipped = run
+                .events
+                .iter()
+                .filter(|e| e.status == FlowStatus::Skipped)
+                .count();
+            let id = run
+                .id
+                .map(|i| format!("run #{i}"))
+                .unwrap_or_else(|| "run".into());
+            match failed {
+                0 => println!("{id}: COMPLETED, {} flows", run.events.len()),
+                _ => println!("{id}: FAILED, {failed} flow(s) failed, {skipped} skipped"),
+            }
+            return Ok(ExitCode::from(u8::from(run.failed())));
+        }
+        PipelineCommand::Graph { project, json } => {
+            let graph = lab.project(&project)?;
+            if json {
+                let datasets: Vec<Value> = graph
+                    .datasets
+                    .iter()
+                    .map(|d| {
+                        json!({"name": d.name, "kind": d.kind.as_str(), "comment": d.comment,
+                        "expectations": d.expectations.iter().map(|e| &e.name).collect::<Vec<_>>()})
+                    })
+                    .collect();
+                let flows: Vec<Value> = graph
+                    .flows
+                    .iter()
+                    .map(|f| json!({"name": f.name, "target": f.target,
+                        "kind": match f.kind { FlowKind::Append => "append", FlowKind::Materialize => "materialize" },
+                        "reads": f.upstream}))
+                    .collect();
+                println!(
+                    "{}",
+                    json!({"name": graph.name, "datasets": datasets, "flows": flows})
+                );
+            } else {
+                for f in &graph.flows {
+                    let reads: Vec<&str> = f.upstream.iter().map(String::as_str).collect();
+                    let from = if reads.is_empty() {
+                        "files".to_string()
+                    } else {
+                        reads.join(", ")
+                    };
+                    println!("{from} -> {} ({})", f.target, f.name);
+                }
+            }
+        }
+        PipelineCommand::Events { run, json } => {
+            let history = lab
+                .history()
+                .ok_or_else(|| anyhow::anyhow!("this lab keeps no history"))?;
+            for (id, event) in history.events(&lab.config.lab, run).await? {
+                if json {
+                    println!("{}", event_json(id, &event));
+                } else {
+                    println!("#{id} {}", line(&event));
+                }
+            }
+        }
+        PipelineCommand::Example {
+            name,
+            dir,
+            format: f,
+        } => {
+            support(&name)?;
+            example::write_project(&dir, format(&f)?)?;
+            println!("wrote the support project into {}", dir.display());
+        }
+        PipelineCommand::Land {
+            name,
+            days,
+            bad_rows,
+            format: f,
+        } => {
+            support(&name)?;
+            let days = match (days.as_deref(), bad_rows) {
+                (Some(range), _) => {
+                    let (a, b) = range.split_once('-').unwrap_or((range, range));
+                    let parse = |t: &str| {
+                        t.trim()
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|d| (1..=example::DAYS).contains(d))
+                    };
+                    match (parse(a), parse(b)) {
+                        (Some(a), Some(b)) if a <= b => Some((a, b)),
+                        _ => anyhow::bail!("--days: A-B within 1-{}, not {range:?}", example::DAYS),
+                    }
+                }
+                (None, true) => None,
+                (None, false) => Some((1, example::DAYS)),
+            };
+            let written = example::land(
+                &lab.config.data_dir,
+                days.unwrap_or((1, 0)),
+                bad_rows,
+                format(&f)?,
+            )?;
+            println!(
+                "landed {} file(s) in {}",
+                written.len(),
+                lab.config.data_dir.join("landing/tickets").display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,219 @@
+//! Week 14's support lab (seed 002): the seed's pipeline written in SQL, and its daily ticket
+//! files, the same on every machine. Day 1 is 2026-10-01; a day has a few hundred tickets, a few
+//! of them sent again the next day; the bad-rows file holds what the lab asks "where did they go?".
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use chrono::{Duration, NaiveDate};
+use deltalake::parquet::arrow::ArrowWriter;
+use serde_json::json;
+
+use super::sql::Format;
+
+/// Days the example lands, at most.
+pub const DAYS: u32 = 35;
+const STATUSES: [&str; 5] = ["open", "pending", "resolved", "escalated", "closed"];
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {detail}")]
+pub struct ExampleError {
+    pub path: String,
+    pub detail: String,
+}
+
+fn failed(path: &Path, detail: impl ToString) -> ExampleError {
+    ExampleError {
+        path: path.display().to_string(),
+        detail: detail.to_string(),
+    }
+}
+
+/// The project: `spark-pipeline.yml` and `transformations/support.sql`, reading `format`.
+pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
+    let format = match format {
+        Format::Json => "json",
+        Format::Csv => "csv",
+        Format::Parquet => "parquet",
+    };
+    let sql = format!(
+        "-- Week 14's support pipeline (seed 002), in SQL: bronze loads only new files, silver\n\
+         -- drops duplicates and bad rows, gold counts tickets per day, account and status.\n\n\
+         CREATE OR REFRESH STREAMING TABLE bronze_tickets\n\
+         COMMENT 'Raw tickets as landed'\n\
+         AS SELECT * FROM STREAM read_files('landing/tickets', format => '{format}');\n\n\
+         CREATE OR REFRESH STREAMING TABLE silver_tickets (\n  \
+           CONSTRAINT valid_status EXPECT (status IN ('open', 'pending', 'resolved', 'escalated', 'closed')) ON VIOLATION DROP ROW,\n  \
+           CONSTRAINT non_negative_response EXPECT (first_response_s >= 0)\n\
+         )\n\
+         COMMENT 'Cleaned, deduplicated tickets'\n\
+         TBLPROPERTIES ('reckon.dropDuplicates' = 'ticket_id')\n\
+         AS SELECT *, to_date(created_at) AS ticket_date FROM STREAM(bronze_tickets);\n\n\
+         CREATE OR REFRESH MATERIALIZED VIEW gold_daily_account_status\n\
+         COMMENT 'Daily status counts by account'\n\
+         AS SELECT ticket_date, account_id, status, count(*) AS count\n   \
+            FROM silver_tickets GROUP BY ticket_date, account_id, status;\n"
+    );
+    let yml = "name: support\nlibraries:\n  - glob:\n      include: transformations/**\n";
+    let code = dir.join("transformations");
+    std::fs::create_dir_all(&code).map_err(|e| failed(&code, e))?;
+    std::fs::write(dir.join("spark-pipeline.yml"), yml).map_err(|e| failed(dir, e))?;
+    std::fs::write(code.join("support.sql"), sql).map_err(|e| failed(&code, e))?;
+    Ok(())
+}
+
+/// One ticket of the example.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    pub ticket_id: i64,
+    pub account_id: String,
+    pub created_at: String,
+    pub status: String,
+    pub first_response_s: i64,
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The date of day `day` (1-based).
+pub fn date(day: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 10, 1).expect("a date") + Duration::days(i64::from(day) - 1)
+}
+
+/// Every day's tickets, days 1 to [`DAYS`]: the same on every call.
+pub fn tickets() -> Vec<Vec<Ticket>> {
+    let mut rng = Rng(0x5eed_0014);
+    let mut next_id = 100_000;
+    let mut days: Vec<Vec<Ticket>> = vec![];
+    for day in 1..=DAYS {
+        let count = 200 + rng.below(200);
+        let mut today = vec![];
+        // A few of yesterday's tickets are sent again, unchanged.
+        if let Some(yesterday) = days.last() {
+            for _ in 0..(count / 50) {
+                today.push(yesterday[rng.below(yesterday.len() as u64) as usize].clone());
+            }
+        }
+        for _ in 0..count {
+            let seconds = rng.below(86_400) as i64;
+            let at = date(day).and_hms_opt(0, 0, 0).expect("midnight") + Duration::seconds(seconds);
+            today.push(Ticket {
+                ticket_id: next_id,
+                account_id: format!("acc-{:03}", 1 + rng.below(40)),
+                created_at: at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                status: STATUSES[rng.below(5) as usize].into(),
+                first_response_s: 30 + rng.below(7_200) as i64,
+            });
+            next_id += 1;
+        }
+        days.push(today);
+    }
+    days
+}
+
+fn ticket_json(t: &Ticket) -> String {
+    json!({
+        "ticket_id": t.ticket_id, "account_id": t.account_id, "created_at": t.created_at,
+        "status": t.status, "first_response_s": t.first_response_s,
+    })
+    .to_string()
+}
+
+/// The lines of the bad-rows file, on ticket ids never landed before.
+pub fn bad_rows() -> Vec<String> {
+    vec![
+        r#"{"ticket_id": 900001, "account_id": "acc-001", "created_at": "2026-11-04T10:00:00Z", "status": "open", "first_response_s": -30}"#.into(),
+        r#"{"ticket_id": 900002, "account_id": "acc-002", "created_at": "2026-11-04T10:05:00Z", "status": "lost", "first_response_s": 60}"#.into(),
+        r#"{"ticket_id": 900003, "account_id": "acc-003", "created_at": "2026-11-04T10:10:00Z", "status": "closed", "first_response_s": -5}"#.into(),
+        r#"{"ticket_id": 900004, "account_id": "acc-004", "created_at": "2026-11-04T10:15:00Z", "status": "resolved", "first_response_s": "fast"}"#.into(),
+        "ticket 900005 was closed by phone".into(),
+    ]
+}
+
+/// Lands days `first..=last` (and, with `bad`, the bad-rows file) in `<data>/landing/tickets/`.
+/// Returns the files written.
+pub fn land(
+    data_dir: &Path,
+    days: (u32, u32),
+    bad: bool,
+    format: Format,
+) -> Result<Vec<String>, ExampleError> {
+    let dir = data_dir.join("landing").join("tickets");
+    std::fs::create_dir_all(&dir).map_err(|e| failed(&dir, e))?;
+    let all = tickets();
+    let mut written = vec![];
+    let extension = match format {
+        Format::Parquet => "parquet",
+        _ => "json",
+    };
+    for day in days.0..=days.1.min(DAYS) {
+        let path = dir.join(format!("{}.{extension}", date(day)));
+        let rows = &all[(day - 1) as usize];
+        match format {
+            Format::Parquet => write_parquet(&path, rows)?,
+            _ => {
+                let text: String = rows.iter().map(|t| ticket_json(t) + "\n").collect();
+                std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+            }
+        }
+        written.push(path.display().to_string());
+    }
+    if bad {
+        // JSON whatever the format: only a text file can hold a line that is not a record.
+        let path = dir.join("bad-rows.json");
+        let text: String = bad_rows().iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+        written.push(path.display().to_string());
+    }
+    Ok(written)
+}
+
+fn write_parquet(path: &Path, rows: &[Ticket]) -> Result<(), ExampleError> {
+    let text = |name| Field::new(name, DataType::Utf8, false);
+    let number = |name| Field::new(name, DataType::Int64, false);
+    let schema = Arc::new(Schema::new(vec![
+        number("ticket_id"),
+        text("account_id"),
+        text("created_at"),
+        text("status"),
+        number("first_response_s"),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|t| t.ticket_id),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|t| t.account_id.as_str()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|t| t.created_at.as_str()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|t| t.status.as_str()),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|t| t.first_response_s),
+        )),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| failed(path, e))?;
+    let file = std::fs::File::create(path).map_err(|e| failed(path, e))?;
+    let mut writer = ArrowWriter::try_new(file, schema, None).map_err(|e| failed(path, e))?;
+    writer.write(&batch).map_err(|e| failed(path, e))?;
+    writer.close().map_err(|e| failed(path, e))?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! A lab's runs of a declarative pipeline: the project's flows in the graph's order, by the same
+//! runner as the course's streams, under the lab's lock, recorded as one run. A flow whose input
+//! failed is skipped; the others run.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use app::model::{FlowRun, FlowStatus};
+
+use super::{Lab, LabError};
+use crate::engine::flow::Runner;
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::declared::{Declared, QUARANTINE};
+use crate::engine::pipeline::graph::{self, Graph, ProjectError};
+use crate::engine::tables::TableError;
+
+/// What a pipeline run did: its history id, and each flow's event in the order they ran.
+#[derive(Debug)]
+pub struct ProjectRun {
+    pub id: Option<i64>,
+    pub events: Vec<FlowRun>,
+}
+
+impl ProjectRun {
+    pub fn failed(&self) -> bool {
+        self.events.iter().any(|e| e.status == FlowStatus::Failed)
+    }
+}
+
+impl Lab {
+    /// Reads a project folder into its graph (nothing runs).
+    pub fn project(&self, dir: &Path) -> Result<Graph, ProjectError> {
+        graph::load(dir)
+    }
+
+    /// Runs a project's flows once, in order; `full_refresh` names tables emptied first.
+    pub async fn run_project(
+        &self,
+        graph: &Graph,
+        full_refresh: &[String],
+    ) -> Result<ProjectRun, LabError> {
+        for name in full_refresh {
+            if graph.dataset(name).is_none() {
+                return Err(LabError::Flow(FlowError::Refused(format!(
+                    "--full-refresh {name}: the project has no dataset {name}"
+                ))));
+            }
+        }
+        let _lock = self.lock()?;
+        for name in full_refresh {
+            self.refresh(name).await?;
+        }
+        let id = self.start_record().await;
+        let mut runner = Runner::new(self.flows());
+        let mut failed: BTreeSet<&str> = BTreeSet::new();
+        for flow in &graph.flows {
+            let target = graph
+                .dataset(&flow.target)
+                .expect("the graph holds every flow's target");
+            if flow.upstream.iter().any(|t| failed.contains(t.as_str())) {
+                runner.skip(&flow.name, Some(&flow.target));
+                failed.insert(&flow.target);
+                continue;
+            }
+            let declared = Declared {
+                flow,
+                target,
+                run: id,
+            };
+            if runner.run(declared).await.is_err() {
+                failed.insert(&flow.target);
+            }
+        }
+        let events = runner.into_events();
+        let error = events.iter().find_map(|e| {
+            e.error
+                .as_ref()
+                .map(|m| LabError::Flow(FlowError::Refused(format!("flow {}: {m}", e.flow))))
+        });
+        self.finish_record(id, &events, &[], error.as_ref()).await;
+        Ok(ProjectRun { id, events })
+    }
+
+    /// Empties a dataset for a full refresh: its table, its state, its quarantined rows.
+    async fn refresh(&self, name: &str) -> Result<(), LabError> {
+        let cx = self.flows();
+        cx.tables.remove_named(name)?;
+        let state = cx.state_dir.join("pipeline").join(name);
+        if let Err(e) = std::fs::remove_dir_all(&state)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(LabError::Io {
+                path: state,
+                source: e,
+            });
+        }
+        if let Some(quarantine) = cx.tables.open_named(QUARANTINE).await? {
+            quarantine
+                .delete()
+                .with_predicate(format!("\"table\" = '{}'", name.replace('\'', "''")))
+                .await
+                .map_err(|source| TableError::Delta {
+                    table: QUARANTINE.to_string(),
+                    source,
+                })?;
+        }
+        Ok(())
+    }
+}
