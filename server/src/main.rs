@@ -178,7 +178,7 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     config.topic = cli.topic.clone();
     config.partitions = cli.partitions;
     config.lock_wait = Duration::from_secs(cli.lock_wait);
-    config.crash_at = cli.crash_at;
+    config.crash_at = cli.crash_at.clone();
     config.local_broker.port = cli.broker_port;
     config.local_broker.controller_port = cli
         .broker_port

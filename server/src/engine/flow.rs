@@ -152,11 +152,11 @@ async fn steps<F: Flow>(
         event.status = FlowStatus::Idle;
         return Ok(F::Done::default());
     };
-    CrashPoint::abort_if(cx.crash_at, flow.name(), Moment::AfterRead);
+    CrashPoint::abort_if(cx.crash_at.as_ref(), flow.name(), Moment::AfterRead);
     let output = flow.process(&mut state, input, event).await?;
     let done = flow.commit(cx, state, output, event).await?;
     event.status = FlowStatus::Completed;
-    CrashPoint::abort_if(cx.crash_at, flow.name(), Moment::AfterCommit);
+    CrashPoint::abort_if(cx.crash_at.as_ref(), flow.name(), Moment::AfterCommit);
     Ok(done)
 }
 

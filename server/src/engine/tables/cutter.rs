@@ -27,8 +27,8 @@ impl CommitCutter {
         let path = location.as_ref();
         if path.contains("_delta_log/") && path.ends_with(".json") {
             CrashPoint::abort_if(
-                self.cut,
-                self.cut.map_or("", |c| c.stream),
+                self.cut.as_ref(),
+                self.cut.as_ref().map_or("", |c| c.stream.as_str()),
                 Moment::AfterWrite,
             );
         }

@@ -197,6 +197,7 @@ impl Tables {
             inner: Arc::new(LocalFileSystem::new()),
             cut: self
                 .crash_at
+                .clone()
                 .filter(|c| c.stream == flow && c.moment == Moment::AfterWrite),
         });
         DeltaTableBuilder::from_url(url.clone())

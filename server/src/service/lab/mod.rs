@@ -85,7 +85,7 @@ pub struct Lab {
 impl Lab {
     /// A lab without a history: nothing is recorded.
     pub fn new(config: Config) -> Self {
-        let tables = Tables::new(config.data_dir.join("tables"), config.crash_at);
+        let tables = Tables::new(config.data_dir.join("tables"), config.crash_at.clone());
         Self {
             config,
             tables,
@@ -166,7 +166,7 @@ impl Lab {
             state_dir: self.config.data_dir.join("state"),
             data_dir: self.config.data_dir.clone(),
             landing_only: false,
-            crash_at: self.config.crash_at,
+            crash_at: self.config.crash_at.clone(),
         }
     }
 
