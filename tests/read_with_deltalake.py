@@ -1,5 +1,6 @@
 """Reads one of Reckon's Delta tables with the Python `deltalake` package (delta-rs's Python
 binding, not Reckon's code) and prints its rows as `reckon table NAME --json` does."""
+import datetime
 import decimal
 import json
 import os
@@ -15,15 +16,20 @@ KEYS = {
 }
 
 path, name = sys.argv[1], sys.argv[2]
-rows = DeltaTable(path).to_pyarrow_table().to_pylist()
-rows.sort(key=lambda r: [r[k] for k in KEYS[name]])
+table = DeltaTable(path).to_pyarrow_table()
+rows = table.to_pylist()
+# The course's tables by their key; a pipeline's by all its columns, NULLs last, as Reckon sorts.
+keys = KEYS.get(name, table.column_names)
+rows.sort(key=lambda r: [(r[k] is None, r[k] if r[k] is not None else 0) for k in keys])
 
 
 def shown(value):
     if isinstance(value, decimal.Decimal):
         return f"{value:.2f}"
-    if hasattr(value, "strftime"):
+    if isinstance(value, datetime.datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, datetime.date):
+        return value.strftime("%Y-%m-%d")
     return value
 
 

@@ -18,7 +18,7 @@ use super::sources::VERSION;
 use crate::engine::flows::FlowError;
 use crate::engine::pipeline::files::decode::{FILE, LINE};
 use crate::engine::pipeline::parse::{Expectation, Violation};
-use crate::engine::tables::{self, TableError};
+use crate::engine::tables::TableError;
 
 /// The pipeline's quarantine table: the rows drop rules kept out, with why and where from.
 pub const QUARANTINE: &str = "_quarantine";
@@ -166,36 +166,57 @@ pub async fn apply(
     Ok(sorted)
 }
 
-/// Per rule, per row: whether the condition is true (false and NULL fail).
+/// Per rule, per row: whether the condition is true (false and NULL fail). A row on which the
+/// condition cannot be computed (a text that is not a number, compared with one) fails it, as
+/// Spark's NULL from a failed cast would; a condition that does not plan fails the flow.
 async fn evaluate(
     batch: &RecordBatch,
     rules: &[Expectation],
     table: &str,
 ) -> Result<Vec<Vec<bool>>, FlowError> {
-    let ctx = SessionContext::new();
-    let rows = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]]).map_err(|source| {
-        TableError::Query {
-            table: table.to_string(),
-            source,
-        }
-    })?;
-    ctx.register_table("rows", Arc::new(rows))
-        .map_err(|source| TableError::Query {
-            table: table.to_string(),
-            source,
-        })?;
     let mut out = vec![];
     for rule in rules {
         let sql = format!("SELECT ({}) IS TRUE AS pass FROM rows", rule.condition);
         let what = format!("{table}: rule {}", rule.name);
-        let results = tables::query(&ctx, &what, &sql).await?;
         let mut pass = Vec::with_capacity(batch.num_rows());
-        for b in &results {
-            pass.extend(b.column(0).as_boolean().iter().map(|v| v == Some(true)));
+        // Halves of the rows that did not compute, until each failing row stands alone.
+        let mut pending = vec![(0, batch.num_rows())];
+        let mut results: Vec<(usize, Vec<bool>)> = vec![];
+        while let Some((offset, len)) = pending.pop() {
+            match passes(&batch.slice(offset, len), &sql, &what).await? {
+                Some(p) => results.push((offset, p)),
+                None if len == 1 => results.push((offset, vec![false])),
+                None => {
+                    pending.push((offset + len / 2, len - len / 2));
+                    pending.push((offset, len / 2));
+                }
+            }
         }
+        results.sort_by_key(|(offset, _)| *offset);
+        results.into_iter().for_each(|(_, p)| pass.extend(p));
         out.push(pass);
     }
     Ok(out)
+}
+
+/// Whether each row passes, or `None` when the query failed while running (not while planning).
+async fn passes(rows: &RecordBatch, sql: &str, what: &str) -> Result<Option<Vec<bool>>, FlowError> {
+    let error = |source| TableError::Query {
+        table: what.to_string(),
+        source,
+    };
+    let ctx = SessionContext::new();
+    let table = MemTable::try_new(rows.schema(), vec![vec![rows.clone()]]).map_err(error)?;
+    ctx.register_table("rows", Arc::new(table)).map_err(error)?;
+    let planned = ctx.sql(sql).await.map_err(error)?;
+    let Ok(results) = planned.collect().await else {
+        return Ok(None);
+    };
+    let mut pass = Vec::with_capacity(rows.num_rows());
+    for b in &results {
+        pass.extend(b.column(0).as_boolean().iter().map(|v| v == Some(true)));
+    }
+    Ok(Some(pass))
 }
 
 fn arrow_error(table: &str, source: arrow::error::ArrowError) -> FlowError {
