@@ -26,7 +26,10 @@ fn events(lab: &TestLab, run: &str) -> Vec<Value> {
 }
 
 fn event<'a>(events: &'a [Value], flow: &str) -> &'a Value {
-    events.iter().find(|e| e["flow"] == flow).unwrap()
+    events
+        .iter()
+        .find(|e| e["flow"] == flow)
+        .unwrap_or_else(|| panic!("no event of {flow} in {events:?}"))
 }
 
 /// Every landed line, in path then line order: (file, line, text).
@@ -395,4 +398,68 @@ fn another_delta_reader_sees_the_pipelines_tables_as_reckon_shows_them() {
         assert!(!ours.is_empty());
         assert_eq!(python, ours, "{table}");
     }
+}
+
+#[test]
+fn a_full_refresh_reads_every_source_again_and_refuses_half_a_refresh() {
+    let lab = TestLab::new("refresh");
+    let project = lab.data().join("project").display().to_string();
+    lab.ok(&[
+        "pipeline", "example", "support", &project, "--format", "parquet",
+    ]);
+    lab.ok(&[
+        "pipeline",
+        "land",
+        "support",
+        "--days",
+        "1-3",
+        "--bad-rows",
+        "--format",
+        "parquet",
+    ]);
+    lab.ok(&["pipeline", "run", &project]);
+    let silver = lab.table("silver_tickets");
+    let gold_before = gold(&lab);
+    // In Parquet the bad rows are the typed ones: one unknown status among them.
+    assert_eq!(lab.table("_quarantine").len(), 1);
+
+    let out = lab.reckon(&[
+        "pipeline",
+        "run",
+        &project,
+        "--full-refresh",
+        "bronze_tickets",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out)
+            .contains("silver_tickets streams from bronze_tickets; refresh silver_tickets too"),
+        "{}",
+        stderr(&out)
+    );
+
+    lab.ok(&[
+        "pipeline",
+        "run",
+        &project,
+        "--full-refresh",
+        "bronze_tickets,silver_tickets",
+    ]);
+    // The refused run recorded nothing: the refresh is run #2, and gold saw silver made again.
+    let events = events(&lab, "2");
+    assert_eq!(event(&events, "gold_daily_account_status")["status"], "COMPLETED");
+    assert_eq!(
+        event(&events, "bronze_tickets")["files"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(lab.table("silver_tickets"), silver);
+    assert_eq!(gold(&lab), gold_before);
+    assert_eq!(
+        lab.table("_quarantine").len(),
+        1,
+        "the refreshed table's quarantined rows, once"
+    );
 }

@@ -174,13 +174,34 @@ pub fn land(
         written.push(path.display().to_string());
     }
     if bad {
-        // JSON whatever the format: only a text file can hold a line that is not a record.
-        let path = dir.join("bad-rows.json");
-        let text: String = bad_rows().iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+        let path = dir.join(format!("bad-rows.{extension}"));
+        match format {
+            // Parquet holds typed records only: the rows with a negative time or an unknown
+            // status; a line that is not a record, or a text where a number goes, needs JSON.
+            Format::Parquet => {
+                let rows: Vec<Ticket> = bad_rows().iter().filter_map(|l| ticket(l)).collect();
+                write_parquet(&path, &rows)?;
+            }
+            _ => {
+                let text: String = bad_rows().iter().map(|l| format!("{l}\n")).collect();
+                std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+            }
+        }
         written.push(path.display().to_string());
     }
     Ok(written)
+}
+
+/// A bad row as a ticket, when every field has its type.
+fn ticket(line: &str) -> Option<Ticket> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    Some(Ticket {
+        ticket_id: v["ticket_id"].as_i64()?,
+        account_id: v["account_id"].as_str()?.into(),
+        created_at: v["created_at"].as_str()?.into(),
+        status: v["status"].as_str()?.into(),
+        first_response_s: v["first_response_s"].as_i64()?,
+    })
 }
 
 fn write_parquet(path: &Path, rows: &[Ticket]) -> Result<(), ExampleError> {

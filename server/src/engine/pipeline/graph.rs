@@ -198,6 +198,19 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
         }
         let mut seen = vec![];
         let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &at)?;
+        let streams = query
+            .reads
+            .iter()
+            .chain(seen.iter().flat_map(|(_, q)| &q.reads));
+        if kind == FlowKind::Append && !streams.into_iter().any(|r| r.stream) {
+            return Err(refused(
+                &query.at,
+                format!(
+                    "flow {name} feeds streaming table {target} but reads nothing with STREAM: \
+                     it would add every row again on each run (use STREAM(...), or a materialized view)"
+                ),
+            ));
+        }
         graph.push(Flow {
             name,
             target,
@@ -311,6 +324,16 @@ mod tests {
         let silver = &g.flows[2];
         assert_eq!(silver.upstream, BTreeSet::from(["bronze".to_string()]));
         assert_eq!(silver.views[0].0, "v");
+    }
+
+    #[test]
+    fn a_streaming_table_that_streams_nothing_is_refused() {
+        let error = graph(
+            "CREATE STREAMING TABLE s AS SELECT * FROM read_files('landing/x', format => 'json');",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("reads nothing with STREAM"), "{error}");
     }
 
     #[test]

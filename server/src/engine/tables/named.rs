@@ -50,6 +50,19 @@ impl Tables {
             .map_err(delta)
     }
 
+    /// When table `name` was created (its first commit's time, in ms): a table removed and made
+    /// again has the same versions but not the same birth.
+    pub fn born(&self, name: &str) -> Option<i64> {
+        let first = self
+            .root
+            .join(name)
+            .join("_delta_log")
+            .join(format!("{:020}.json", 0));
+        let modified = std::fs::metadata(first).and_then(|m| m.modified()).ok()?;
+        let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+        Some(since.as_millis() as i64)
+    }
+
     /// Removes table `name` (a full refresh); nothing if it is not there.
     pub fn remove_named(&self, name: &str) -> Result<(), TableError> {
         let path = self.root.join(name);

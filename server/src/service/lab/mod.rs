@@ -165,7 +165,8 @@ impl Lab {
             partitions: self.config.partitions,
             state_dir: self.config.data_dir.join("state"),
             data_dir: self.config.data_dir.clone(),
-            landing_only: false,
+            // A lab on the server reads files only from its landing/ folder.
+            landing_only: self.shared.is_some(),
             crash_at: self.config.crash_at.clone(),
         }
     }

@@ -10,8 +10,12 @@ use app::model::{FlowRun, FlowStatus};
 use super::{Lab, LabError};
 use crate::engine::flow::Runner;
 use crate::engine::flows::FlowError;
-use crate::engine::pipeline::declared::{Declared, QUARANTINE};
+use deltalake::kernel::Transaction;
+use deltalake::kernel::transaction::CommitProperties;
+
+use crate::engine::pipeline::declared::{Declared, QUARANTINE, quarantine_app_id};
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
+use crate::engine::pipeline::sql::Source;
 use crate::engine::tables::TableError;
 
 /// What a pipeline run did: its history id, and each flow's event in the order they ran.
@@ -44,6 +48,25 @@ impl Lab {
                 return Err(LabError::Flow(FlowError::Refused(format!(
                     "--full-refresh {name}: the project has no dataset {name}"
                 ))));
+            }
+        }
+        for flow in &graph.flows {
+            let streamed = flow
+                .query
+                .reads
+                .iter()
+                .chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
+            for read in streamed.filter(|r| r.stream) {
+                if let Source::Table(table) = &read.source
+                    && full_refresh.contains(table)
+                    && !full_refresh.contains(&flow.target)
+                {
+                    return Err(LabError::Flow(FlowError::Refused(format!(
+                        "--full-refresh {table}: {} streams from {table}; refresh {} too (it would otherwise \
+                         miss or repeat rows)",
+                        flow.target, flow.target
+                    ))));
+                }
             }
         }
         let _lock = self.lock()?;
@@ -95,9 +118,14 @@ impl Lab {
             });
         }
         if let Some(quarantine) = cx.tables.open_named(QUARANTINE).await? {
+            // Its rows go, and its count of commits starts again with the table's.
+            let restart = Transaction::new(quarantine_app_id(name), 0);
             quarantine
                 .delete()
                 .with_predicate(format!("\"table\" = '{}'", name.replace('\'', "''")))
+                .with_commit_properties(
+                    CommitProperties::default().with_application_transaction(restart),
+                )
                 .await
                 .map_err(|source| TableError::Delta {
                     table: QUARANTINE.to_string(),

@@ -274,6 +274,12 @@ fn streamed_table(flow: &GraphFlow) -> Option<&str> {
     first.filter(|_| tables.next().is_none())
 }
 
+/// The `txn` app id under which the quarantine records the last commit of `target` it holds rows
+/// of; a full refresh of `target` sets it back to 0.
+pub fn quarantine_app_id(target: &str) -> String {
+    format!("{}/{target}", app_id(QUARANTINE))
+}
+
 /// Appends quarantined rows, unless a crashed earlier try of this commit already did.
 async fn write_quarantine(
     cx: &FlowContext,
@@ -289,7 +295,7 @@ async fn write_quarantine(
                 .await?
         }
     };
-    let id = format!("{}/{target}", app_id(QUARANTINE));
+    let id = quarantine_app_id(target);
     if tables::txn_version(&table, &id)
         .await?
         .is_some_and(|done| done >= version)

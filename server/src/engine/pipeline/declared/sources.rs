@@ -31,6 +31,9 @@ pub struct Progress {
     pub tables: BTreeMap<String, i64>,
     /// Per `read_files` path: the columns (DDL), fixed at the first run until a full refresh.
     pub schemas: BTreeMap<String, String>,
+    /// Per table read whole: when it was created, so a table made again reads as changed.
+    #[serde(default)]
+    pub born: BTreeMap<String, i64>,
 }
 
 /// What the reads registered: whether anything was new, and what each source gave.
@@ -123,8 +126,11 @@ pub async fn register(
                 let current = tables::version(&table);
                 let last = progress.tables.get(name).copied();
                 if !read.stream {
-                    out.anything_new |= last != Some(current);
+                    let born = cx.tables.born(name).unwrap_or_default();
+                    out.anything_new |=
+                        last != Some(current) || progress.born.get(name) != Some(&born);
                     progress.tables.insert(name.clone(), current);
+                    progress.born.insert(name.clone(), born);
                     let delta = |source| TableError::Delta {
                         table: name.clone(),
                         source,

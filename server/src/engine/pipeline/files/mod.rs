@@ -253,3 +253,30 @@ fn records(batch: &RecordBatch) -> Result<Vec<Map<String, Value>>, arrow::error:
     // A column the JSON writer leaves out when NULL reads back as absent: NULL, as it was.
     Ok(values)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_outside_the_data_folder_or_landing_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("landing/t")).unwrap();
+        std::fs::write(dir.path().join("landing/t/b.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("landing/t/a.json"), "{}").unwrap();
+        let found = list(dir.path(), "landing/t", true).unwrap();
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["landing/t/a.json", "landing/t/b.json"]);
+        for (path, landing_only) in [
+            ("../x", false),
+            ("/etc", false),
+            ("tables", true),
+            ("landing/../tables", true),
+        ] {
+            let error = list(dir.path(), path, landing_only)
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with(&format!("{path}: ")), "{error}");
+        }
+    }
+}
