@@ -174,32 +174,8 @@ fn tables_have_the_spec_shapes() {
 fn another_delta_reader_sees_the_same_rows() {
     let lab = TestLab::new("pyreader");
     lab.ok(&["play", "course"]);
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/read_with_deltalake.py"
-    );
     for table in ["bronze_orders", "orders", "hourly_sales"] {
-        let out = std::process::Command::new("python3")
-            .arg(script)
-            .arg(lab.data().join("tables").join(table))
-            .arg(table)
-            .output()
-            .expect("python3");
-        assert!(
-            out.status.success(),
-            "python deltalake failed: {}",
-            stderr(&out)
-        );
-        let python: Vec<serde_json::Value> = stdout(&out)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let ours: Vec<serde_json::Value> = lab
-            .ok(&["table", table, "--json"])
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(python, ours, "{table}");
+        common::same_rows_in_python(&lab, table);
     }
 }
 

@@ -157,6 +157,37 @@ impl TestLab {
     }
 }
 
+/// Reads a table of the lab with Python's `deltalake` (another Delta reader than Reckon's) and
+/// insists it gives the rows `reckon table NAME --json` gives; returns how many.
+pub fn same_rows_in_python(lab: &TestLab, table: &str) -> usize {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/read_with_deltalake.py"
+    );
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(lab.data().join("tables").join(table))
+        .arg(table)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "python deltalake failed: {}",
+        stderr(&out)
+    );
+    let python: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ours: Vec<serde_json::Value> = lab
+        .ok(&["table", table, "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(python, ours, "{table}");
+    ours.len()
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

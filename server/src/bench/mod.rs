@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::engine::event::OrderEvent;
 use crate::engine::flows::HOUR_MICROS as HOUR;
+use crate::engine::rng::Rng;
 use crate::engine::tables::TableName;
 use crate::service::lab::{Lab, Streams};
 
@@ -34,26 +35,6 @@ pub const SPAN: i64 = 48 * HOUR;
 pub const DUPLICATE_PERCENT: u64 = 9;
 /// Of every 100 distinct events, this many are older than the watermark when they arrive.
 pub const LATE_PERCENT: u64 = 5;
-
-/// A small deterministic generator (xorshift64*): the same workload on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn percent(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
 
 /// Course-shaped events in sends: orders placed then paid, in event-time order over [`SPAN`];
 /// [`LATE_PERCENT`] of them older than the watermark when they arrive (more than the 1-hour

@@ -9,6 +9,7 @@ pub mod flow;
 pub mod flows;
 pub mod pipeline;
 pub mod render;
+pub mod rng;
 pub mod scenario;
 pub mod state;
 pub mod tables;

@@ -29,7 +29,7 @@ pub async fn sorted_rows(
     name: TableName,
     limit: Option<usize>,
 ) -> Result<Vec<RecordBatch>, TableError> {
-    let ctx = session_with(table, name).await?;
+    let ctx = session_with(table, name.as_str()).await?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
     let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
     tables::query(
@@ -40,32 +40,22 @@ pub async fn sorted_rows(
     .await
 }
 
-/// Every row of a pipeline's table, sorted by all its columns; a table not created yet has none.
+/// Every row of a pipeline's table, sorted by all its columns.
 pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>, TableError> {
     let Some(table) = tables.open_named(name).await? else {
-        return Ok(vec![]);
+        return Err(TableError::Unknown(name.to_string()));
     };
-    let ctx = SessionContext::new();
-    let delta = |source| TableError::Delta {
-        table: name.to_string(),
-        source,
-    };
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(delta)?;
-    let provider = table
-        .table_provider()
-        .await
-        .map_err(|source| TableError::Query {
+    let ctx = session_with(&table, name).await?;
+    let columns = table
+        .snapshot()
+        .map_err(|source| TableError::Delta {
             table: name.to_string(),
             source,
-        })?;
-    let columns = provider.schema().fields().len();
-    ctx.register_table("t", provider)
-        .map_err(|source| TableError::Query {
-            table: name.to_string(),
-            source,
-        })?;
+        })?
+        .snapshot()
+        .arrow_schema()
+        .fields()
+        .len();
     let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
     let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
     tables::query(&ctx, name, &sql).await
@@ -73,7 +63,7 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
 
 /// Rows a table holds (at the version it is loaded at).
 pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
-    let ctx = session_with(table, name).await?;
+    let ctx = session_with(table, name.as_str()).await?;
     let batches = tables::query(&ctx, name.as_str(), "SELECT count(*) AS n FROM t").await?;
     match batches.first().filter(|b| b.num_rows() > 0) {
         Some(b) => Ok(Columns::of(b, name.as_str())
@@ -84,7 +74,7 @@ pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, Tabl
 }
 
 /// A session with `table` registered as `t`.
-async fn session_with(table: &DeltaTable, name: TableName) -> Result<SessionContext, TableError> {
+async fn session_with(table: &DeltaTable, name: &str) -> Result<SessionContext, TableError> {
     let ctx = SessionContext::new();
     table
         .update_datafusion_session(&ctx.state())

@@ -12,6 +12,7 @@ use deltalake::parquet::arrow::ArrowWriter;
 use serde_json::json;
 
 use super::sql::Format;
+use crate::engine::rng::Rng;
 
 /// Days the example lands, at most.
 pub const DAYS: u32 = 35;
@@ -72,22 +73,6 @@ pub struct Ticket {
     pub created_at: String,
     pub status: String,
     pub first_response_s: i64,
-}
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// The date of day `day` (1-based).

@@ -48,7 +48,7 @@ pub enum TableError {
         detail: String,
     },
     #[error(
-        "no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales"
+        "no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales, and those a pipeline has written"
     )]
     Unknown(String),
 }
