@@ -193,52 +193,6 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(config.for_lab(&cli.lab))
 }
 
-/// `reckon broker start|stop|status`: needs no lab.
-async fn broker(broker: &reckon::config::LocalBroker, action: &str) -> anyhow::Result<ExitCode> {
-    match action {
-        "start" => match broker.start().await? {
-            reckon::kafka::broker::Started::AlreadyRunning => {
-                println!("running on 127.0.0.1:{}", broker.port)
-            }
-            reckon::kafka::broker::Started::Now { pid } => {
-                println!(
-                    "started on 127.0.0.1:{} (pid {pid}, home {})",
-                    broker.port,
-                    broker.home.display()
-                )
-            }
-        },
-        "stop" => {
-            if broker.stop().await? {
-                println!("stopped");
-            } else {
-                println!("not running");
-            }
-        }
-        _ => {
-            let status = broker.status();
-            match (status.answers, status.started_by_reckon) {
-                (true, Some(p)) => println!(
-                    "running on 127.0.0.1:{} (pid {}, home {})",
-                    status.port,
-                    p.pid,
-                    p.home.display()
-                ),
-                (true, None) => println!(
-                    "running on 127.0.0.1:{} (not started by Reckon)",
-                    status.port
-                ),
-                (false, Some(p)) => println!(
-                    "starting or stuck: pid {} does not answer on 127.0.0.1:{}",
-                    p.pid, status.port
-                ),
-                (false, None) => println!("not running"),
-            }
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Without an instructor token the dashboard asks nobody who they are, so it serves this machine
 /// only: an address other machines reach is refused before anything starts.
 async fn refuse_unprotected(addr: &str) -> anyhow::Result<()> {
@@ -262,7 +216,9 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = config(&cli)?;
     let command = match cli.command {
         // The broker serves every lab: its commands open none.
-        Command::Broker { action } => return broker(&config.local_broker, &action).await,
+        Command::Broker { action } => {
+            return reckon::cli::broker::execute(&config.local_broker, &action).await;
+        }
         lab_command => lab_command,
     };
     let lab = Lab::open(config).await?;
@@ -433,6 +389,11 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Output piped into `head` ends quietly when the reader goes, as a Unix tool's does.
+    // SAFETY: setting a signal's disposition to its default, before any thread prints.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG")

@@ -1,3 +1,4 @@
 //! Commands of the `reckon` binary that need more than a line or two, beside `main.rs`.
 
+pub mod broker;
 pub mod pipeline;
