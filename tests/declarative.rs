@@ -461,7 +461,7 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
          CREATE TEMPORARY VIEW open_tickets AS SELECT ticket_id, status FROM raw WHERE status = 'open';
          CREATE STREAMING TABLE picked AS SELECT * FROM STREAM open_tickets;
          CREATE FLOW closed_too AS INSERT INTO picked BY NAME
-           SELECT ticket_id, status FROM STREAM raw WHERE status = 'closed';
+           SELECT ticket_id, status, account_id FROM STREAM raw WHERE status = 'closed';
          CREATE MATERIALIZED VIEW per_status AS
            SELECT status, count(*) AS n, count_if(ticket_id >= 100100) AS later FROM picked GROUP BY status;",
     )
@@ -494,4 +494,40 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
         })
         .collect();
     assert_eq!(shown, expected);
+    // The table holds the union of its flows' columns: account_id only from closed_too.
+    for row in lab.table("picked") {
+        assert_eq!(
+            row["account_id"].is_null(),
+            row["status"] == "open",
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn flows_into_one_table_must_agree_on_a_columns_type() {
+    let lab = TestLab::new("clash");
+    let dir = lab.data().join("clash");
+    std::fs::create_dir_all(dir.join("sql")).unwrap();
+    std::fs::write(
+        dir.join("spark-pipeline.yml"),
+        "name: clash\nlibraries:\n  - glob:\n      include: sql/**\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sql/p.sql"),
+        "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/tickets', format => 'json');
+         CREATE STREAMING TABLE ids;
+         CREATE FLOW as_numbers AS INSERT INTO ids BY NAME SELECT ticket_id FROM STREAM raw;
+         CREATE FLOW as_text AS INSERT INTO ids BY NAME SELECT CAST(ticket_id AS VARCHAR) AS ticket_id FROM STREAM raw;",
+    )
+    .unwrap();
+    lab.ok(&["pipeline", "land", "support", "--days", "1-1"]);
+    let out = lab.reckon(&["pipeline", "run", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("ids: flow as_text gives column ticket_id as Utf8"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -8,6 +8,7 @@
 //! - commit: the state file, the quarantined rows, then the rows with the new `txn` version in
 //!   one Delta commit (the quarantine's own `txn` makes a rerun after a crash skip it).
 
+mod columns;
 mod rules;
 mod sources;
 
@@ -261,7 +262,7 @@ impl Flow for Declared<'_> {
             table: target.clone(),
             source,
         })?;
-        event.figures.rows_written = rows.num_rows() as u64;
+        let written = rows.num_rows() as u64;
         let table = match restored.table {
             Some(t) => t,
             None => {
@@ -272,7 +273,23 @@ impl Flow for Declared<'_> {
         };
         let progress = vec![Transaction::new(app_id(target), version)];
         let table = match self.flow.kind {
-            FlowKind::Append => tables::append(table, vec![rows], progress).await?,
+            FlowKind::Append => {
+                // Flows feeding one table may give different columns: the table takes their
+                // union by name (PIPELINES §2), what a flow lacks is NULL.
+                let rows = columns::align(&table, rows, target, &self.flow.name)?;
+                table
+                    .write(vec![rows])
+                    .with_save_mode(SaveMode::Append)
+                    .with_schema_mode(deltalake::operations::write::SchemaMode::Merge)
+                    .with_commit_properties(
+                        CommitProperties::default().with_application_transactions(progress),
+                    )
+                    .await
+                    .map_err(|source| TableError::Delta {
+                        table: target.clone(),
+                        source,
+                    })?
+            }
             FlowKind::Materialize => table
                 .write(vec![rows])
                 .with_save_mode(SaveMode::Overwrite)
@@ -286,6 +303,7 @@ impl Flow for Declared<'_> {
                     source,
                 })?,
         };
+        event.figures.rows_written = written;
         event.figures.table_version = Some(tables::version(&table));
         state::remove_old(&dir, version);
         Ok(())
