@@ -46,16 +46,7 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
         return Err(TableError::Unknown(name.to_string()));
     };
     let ctx = session_with(&table, name).await?;
-    let columns = table
-        .snapshot()
-        .map_err(|source| TableError::Delta {
-            table: name.to_string(),
-            source,
-        })?
-        .snapshot()
-        .arrow_schema()
-        .fields()
-        .len();
+    let columns = tables::arrow_schema(&table)?.fields().len();
     let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
     let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
     tables::query(&ctx, name, &sql).await

@@ -373,6 +373,15 @@ pub fn table_name(table: &DeltaTable) -> String {
         .to_string()
 }
 
+/// The table's columns as Arrow has them.
+pub fn arrow_schema(table: &DeltaTable) -> Result<SchemaRef, TableError> {
+    let snapshot = table.snapshot().map_err(|source| TableError::Delta {
+        table: table_name(table),
+        source,
+    })?;
+    Ok(snapshot.snapshot().arrow_schema())
+}
+
 /// The table's version, 0 for a new table.
 pub fn version(table: &DeltaTable) -> i64 {
     table.version().map_or(0, |v| v as i64)

@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use deltalake::DeltaTable;
 
 use crate::engine::flows::FlowError;
-use crate::engine::tables::TableError;
+use crate::engine::tables::{self, TableError};
 
 fn text(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
@@ -22,15 +22,11 @@ pub fn align(
     target: &str,
     flow: &str,
 ) -> Result<RecordBatch, FlowError> {
-    let delta = |source| TableError::Delta {
-        table: target.to_string(),
-        source,
-    };
     let arrow = |source| TableError::Arrow {
         table: target.to_string(),
         source,
     };
-    let existing = table.snapshot().map_err(delta)?.snapshot().arrow_schema();
+    let existing = tables::arrow_schema(table)?;
     let mut fields: Vec<Field> = vec![];
     let mut columns: Vec<ArrayRef> = vec![];
     for field in existing.fields() {

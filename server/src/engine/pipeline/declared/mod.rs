@@ -23,6 +23,7 @@ use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
 use deltalake::kernel::transaction::CommitProperties;
+use deltalake::operations::write::SchemaMode;
 use deltalake::protocol::SaveMode;
 use serde::{Deserialize, Serialize};
 
@@ -272,37 +273,28 @@ impl Flow for Declared<'_> {
             }
         };
         let progress = vec![Transaction::new(app_id(target), version)];
-        let table = match self.flow.kind {
-            FlowKind::Append => {
-                // Flows feeding one table may give different columns: the table takes their
-                // union by name (PIPELINES §2), what a flow lacks is NULL.
-                let rows = columns::align(&table, rows, target, &self.flow.name)?;
-                table
-                    .write(vec![rows])
-                    .with_save_mode(SaveMode::Append)
-                    .with_schema_mode(deltalake::operations::write::SchemaMode::Merge)
-                    .with_commit_properties(
-                        CommitProperties::default().with_application_transactions(progress),
-                    )
-                    .await
-                    .map_err(|source| TableError::Delta {
-                        table: target.clone(),
-                        source,
-                    })?
-            }
-            FlowKind::Materialize => table
-                .write(vec![rows])
-                .with_save_mode(SaveMode::Overwrite)
-                .with_schema_mode(deltalake::operations::write::SchemaMode::Overwrite)
-                .with_commit_properties(
-                    CommitProperties::default().with_application_transactions(progress),
-                )
-                .await
-                .map_err(|source| TableError::Delta {
-                    table: target.clone(),
-                    source,
-                })?,
+        // Flows feeding one table may give different columns: the table takes their union by
+        // name (PIPELINES §2), what a flow lacks is NULL. A materialized view is replaced whole.
+        let (rows, save, schema) = match self.flow.kind {
+            FlowKind::Append => (
+                columns::align(&table, rows, target, &self.flow.name)?,
+                SaveMode::Append,
+                SchemaMode::Merge,
+            ),
+            FlowKind::Materialize => (rows, SaveMode::Overwrite, SchemaMode::Overwrite),
         };
+        let table = table
+            .write(vec![rows])
+            .with_save_mode(save)
+            .with_schema_mode(schema)
+            .with_commit_properties(
+                CommitProperties::default().with_application_transactions(progress),
+            )
+            .await
+            .map_err(|source| TableError::Delta {
+                table: target.clone(),
+                source,
+            })?;
         event.figures.rows_written = written;
         event.figures.table_version = Some(tables::version(&table));
         state::remove_old(&dir, version);

@@ -150,7 +150,7 @@ pub async fn register(
                     progress.tables.insert(name.clone(), current);
                     changes(&table, name, first, current).await?
                 } else {
-                    empty_like(&table, name).await?
+                    empty_like(&table).await?
                 };
                 out.new_rows += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
                 let schema = rows
@@ -200,18 +200,8 @@ async fn changes(
 }
 
 /// No rows, with the columns a streamed read of the table has.
-async fn empty_like(
-    table: &deltalake::DeltaTable,
-    name: &str,
-) -> Result<Vec<RecordBatch>, FlowError> {
-    let schema = table
-        .snapshot()
-        .map_err(|source| TableError::Delta {
-            table: name.to_string(),
-            source,
-        })?
-        .snapshot()
-        .arrow_schema();
+async fn empty_like(table: &deltalake::DeltaTable) -> Result<Vec<RecordBatch>, FlowError> {
+    let schema = tables::arrow_schema(table)?;
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.push(Field::new(VERSION, DataType::Int64, true));
     Ok(vec![RecordBatch::new_empty(Arc::new(Schema::new(fields)))])
