@@ -238,11 +238,16 @@ impl Tables {
 
     /// Opens a table, or `None` if it was never created.
     pub async fn open(&self, name: TableName) -> Result<Option<DeltaTable>, TableError> {
-        if !self.path(name).join("_delta_log").exists() {
+        self.open_at(name.as_str(), name.stream()).await
+    }
+
+    /// Opens the table in folder `name` (its commits cut for a crash test naming `flow`).
+    async fn open_at(&self, name: &str, flow: &str) -> Result<Option<DeltaTable>, TableError> {
+        if !self.root.join(name).join("_delta_log").exists() {
             return Ok(None);
         }
         let table = self
-            .builder(name)?
+            .builder_at(name, flow)?
             .load()
             .await
             .map_err(|source| TableError::Delta {

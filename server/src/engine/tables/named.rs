@@ -12,18 +12,7 @@ use super::{TableError, Tables};
 impl Tables {
     /// Opens table `name`, or `None` if it was never created.
     pub async fn open_named(&self, name: &str) -> Result<Option<DeltaTable>, TableError> {
-        if !self.root.join(name).join("_delta_log").exists() {
-            return Ok(None);
-        }
-        let table = self
-            .builder_at(name, name)?
-            .load()
-            .await
-            .map_err(|source| TableError::Delta {
-                table: name.to_string(),
-                source,
-            })?;
-        Ok(Some(table))
+        self.open_at(name, name).await
     }
 
     /// Creates table `name` empty with `schema`, its change feed on (streaming reads of it read
