@@ -99,10 +99,6 @@ impl Runner {
         Self { cx, events: vec![] }
     }
 
-    pub fn context(&self) -> &FlowContext {
-        &self.cx
-    }
-
     /// Runs one flow's four steps and records its event, failed or not.
     pub async fn run<F: Flow>(&mut self, mut flow: F) -> Result<F::Done, FlowError> {
         let mut event = FlowRun::starting(flow.name(), flow.target(), now());

@@ -5,15 +5,12 @@ pub mod bronze;
 pub mod gold;
 pub mod silver;
 
-use std::sync::Arc;
-
 use arrow::record_batch::RecordBatch;
-use datafusion::prelude::{SessionContext, col, lit};
+use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
-use deltalake::delta_datafusion::DeltaCdfTableProvider;
 
 use crate::engine::event::format_micros;
-use crate::engine::tables::{TableError, table_name};
+use crate::engine::tables::{self, TableError, table_name};
 use crate::kafka::KafkaError;
 
 /// The watermark's delay behind the latest event time: 1 hour (SPEC §3).
@@ -87,34 +84,15 @@ pub(crate) fn pending(bronze: &DeltaTable, processed: Option<i64>) -> Option<(i6
 /// the change feed's `_commit_version` beside each row. Nothing is read until a query runs.
 pub(crate) fn bronze_changes(
     bronze: &DeltaTable,
-    (first, last): (i64, i64),
+    versions: (i64, i64),
 ) -> Result<SessionContext, TableError> {
-    let table = table_name(bronze);
-    let delta = |source| TableError::Delta {
-        table: table.clone(),
-        source,
-    };
-    let query = |source| TableError::Query {
-        table: table.clone(),
-        source,
-    };
     let ctx = SessionContext::new();
-    bronze
-        .update_datafusion_session(&ctx.state())
-        .map_err(delta)?;
-    let cdf = bronze
-        .clone()
-        .scan_cdf()
-        .with_starting_version(first as u64)
-        .with_ending_version(last as u64);
-    let provider = DeltaCdfTableProvider::try_new(cdf).map_err(delta)?;
-    // Bronze only appends; the filter keeps that assumption out of every query.
-    let inserts = ctx
-        .read_table(Arc::new(provider))
-        .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
-        .map_err(query)?;
+    let inserts = tables::changes::inserted(&ctx, bronze, versions)?;
     ctx.register_table("changes", inserts.into_view())
-        .map_err(query)?;
+        .map_err(|source| TableError::Query {
+            table: table_name(bronze),
+            source,
+        })?;
     Ok(ctx)
 }
 

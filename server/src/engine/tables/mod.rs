@@ -16,6 +16,7 @@ use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
 use crate::crash::{CrashPoint, Moment};
 use cutter::CommitCutter;
 
+pub mod changes;
 mod cutter;
 mod named;
 

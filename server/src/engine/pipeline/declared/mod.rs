@@ -232,8 +232,7 @@ impl Flow for Declared<'_> {
             flow: &self.flow.name,
             source_table: streamed_table(self.flow),
         };
-        let mut sorted = rules::apply(rows, &self.target.expectations, &origin).await?;
-        sorted.duplicates = duplicates;
+        let sorted = rules::apply(rows, &self.target.expectations, &origin).await?;
         event.figures.rows_duplicate = duplicates;
         event.figures.rows_dropped = sorted.dropped;
         event.figures.expectations = sorted.rules.clone();

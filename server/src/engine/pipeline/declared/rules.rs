@@ -53,7 +53,6 @@ pub struct Origin<'a> {
 pub struct Sorted {
     pub kept: RecordBatch,
     pub quarantined: Option<RecordBatch>,
-    pub duplicates: u64,
     pub dropped: u64,
     pub rules: Vec<RuleCount>,
 }
@@ -112,7 +111,6 @@ pub async fn apply(
     let mut sorted = Sorted {
         kept: batch.clone(),
         quarantined: None,
-        duplicates: 0,
         dropped: 0,
         rules: vec![],
     };

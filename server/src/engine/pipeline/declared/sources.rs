@@ -9,8 +9,7 @@ use app::model::FileRead;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
-use datafusion::prelude::{SessionContext, cast, col, lit};
-use deltalake::delta_datafusion::DeltaCdfTableProvider;
+use datafusion::prelude::{SessionContext, cast, col};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::flow::FlowContext;
@@ -172,24 +171,9 @@ async fn changes(
     first: i64,
     last: i64,
 ) -> Result<Vec<RecordBatch>, FlowError> {
-    let delta = |source| TableError::Delta {
-        table: name.to_string(),
-        source,
-    };
     let ctx = SessionContext::new();
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(delta)?;
-    let cdf = table
-        .clone()
-        .scan_cdf()
-        .with_starting_version(first as u64)
-        .with_ending_version(last as u64);
-    let provider = DeltaCdfTableProvider::try_new(cdf).map_err(delta)?;
-    let df = ctx
-        .read_table(Arc::new(provider))
-        .and_then(|df| df.filter(col("_change_type").eq(lit("insert"))))
-        .and_then(|df| df.drop_columns(&["_change_type", "_commit_timestamp"]))
+    let df = tables::changes::inserted(&ctx, table, (first, last))?
+        .drop_columns(&["_change_type", "_commit_timestamp"])
         .and_then(|df| df.with_column_renamed("_commit_version", VERSION))
         // The change feed gives the version dictionary-encoded; the quarantine wants a number.
         .and_then(|df| df.with_column(VERSION, cast(col(VERSION), DataType::Int64)))
