@@ -7,7 +7,7 @@ use std::str::FromStr;
 /// A stream and a moment in its run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrashPoint {
-    /// The flow: `bronze`, `silver`, `gold`, or a pipeline's flow (its table's name).
+    /// The flow: `bronze`, `silver`, `gold`, or a pipeline's flow (a table's own flow has its name).
     pub stream: String,
     /// When in the run to abort.
     pub moment: Moment,

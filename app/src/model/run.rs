@@ -182,6 +182,9 @@ pub struct Figures {
     pub files: Vec<FileRead>,
     /// Per table read as a stream: the versions read, first and last.
     pub source_versions: std::collections::BTreeMap<String, (i64, i64)>,
+    /// AUTO CDC: target rows inserted or rewritten, and rows removed (PIPELINES §6).
+    pub rows_upserted: u64,
+    pub rows_deleted: u64,
 }
 
 /// One flow's event in a run: the event log's entry (PIPELINES §6), and the run record SPEC §3

@@ -55,6 +55,10 @@ pub enum PipelineCommand {
         bad_rows: bool,
         #[arg(long, default_value = "json")]
         format: String,
+        /// Tickets a day on average (benchmarks land about 28,600 a day for 1 M tickets).
+        #[arg(long, default_value_t = example::TICKETS_PER_DAY,
+              value_parser = clap::value_parser!(u32).range(1..=250_000))]
+        tickets_per_day: u32,
     },
 }
 
@@ -80,7 +84,7 @@ pub fn event_json(run: i64, e: &FlowRun) -> Value {
         "run": run, "flow": e.flow, "target": e.target, "status": e.status,
         "input_rows": n.rows_read, "output_rows": n.rows_written,
         "duplicate_rows": n.rows_duplicate, "dropped_rows": n.rows_dropped,
-        "upserted": 0, "deleted": 0,
+        "upserted": n.rows_upserted, "deleted": n.rows_deleted,
         "expectations": n.expectations, "files": n.files,
         "source_versions": n.source_versions,
         "started_at": e.started_at, "duration_ms": e.duration_ms, "error": e.error,
@@ -102,6 +106,12 @@ fn line(e: &FlowRun) -> String {
     }
     if n.rows_dropped > 0 {
         text += &format!(", dropped {}", n.rows_dropped);
+    }
+    if n.rows_upserted + n.rows_deleted > 0 {
+        text += &format!(
+            " (upserted {}, deleted {})",
+            n.rows_upserted, n.rows_deleted
+        );
     }
     for rule in n.expectations.iter().filter(|r| r.failed > 0) {
         text += &format!("; {} failed {}", rule.name, rule.failed);
@@ -172,7 +182,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
                     .flows
                     .iter()
                     .map(|f| json!({"name": f.name, "target": f.target,
-                        "kind": match f.kind { FlowKind::Append => "append", FlowKind::Materialize => "materialize" },
+                        "kind": match f.kind { FlowKind::Append => "append", FlowKind::Materialize => "materialize", FlowKind::AutoCdc => "auto_cdc" },
                         "reads": f.upstream}))
                     .collect();
                 println!(
@@ -217,6 +227,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             days,
             bad_rows,
             format: f,
+            tickets_per_day,
         } => {
             support(&name)?;
             let days = match (days.as_deref(), bad_rows) {
@@ -241,6 +252,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
                 days.unwrap_or((1, 0)),
                 bad_rows,
                 format(&f)?,
+                tickets_per_day,
             )?;
             println!(
                 "landed {} file(s) in {}",

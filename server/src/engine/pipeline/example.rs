@@ -80,13 +80,18 @@ pub fn date(day: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 10, 1).expect("a date") + Duration::days(i64::from(day) - 1)
 }
 
-/// Every day's tickets, days 1 to [`DAYS`]: the same on every call.
-pub fn tickets() -> Vec<Vec<Ticket>> {
+/// Tickets a day on average unless told otherwise.
+pub const TICKETS_PER_DAY: u32 = 300;
+
+/// Every day's tickets, days 1 to [`DAYS`], about `per_day` a day: the same on every call.
+/// Ticket ids stay below the bad rows' 9,000,001 up to about 250,000 a day.
+pub fn tickets(per_day: u32) -> Vec<Vec<Ticket>> {
+    let base = u64::from(per_day.max(3)) * 2 / 3;
     let mut rng = Rng(0x5eed_0014);
     let mut next_id = 100_000;
     let mut days: Vec<Vec<Ticket>> = vec![];
     for day in 1..=DAYS {
-        let count = 200 + rng.below(200);
+        let count = base + rng.below(base);
         let mut today = vec![];
         // A few of yesterday's tickets are sent again, unchanged.
         if let Some(yesterday) = days.last() {
@@ -122,11 +127,11 @@ fn ticket_json(t: &Ticket) -> String {
 /// The lines of the bad-rows file, on ticket ids never landed before.
 pub fn bad_rows() -> Vec<String> {
     vec![
-        r#"{"ticket_id": 900001, "account_id": "acc-001", "created_at": "2026-11-04T10:00:00Z", "status": "open", "first_response_s": -30}"#.into(),
-        r#"{"ticket_id": 900002, "account_id": "acc-002", "created_at": "2026-11-04T10:05:00Z", "status": "lost", "first_response_s": 60}"#.into(),
-        r#"{"ticket_id": 900003, "account_id": "acc-003", "created_at": "2026-11-04T10:10:00Z", "status": "closed", "first_response_s": -5}"#.into(),
-        r#"{"ticket_id": 900004, "account_id": "acc-004", "created_at": "2026-11-04T10:15:00Z", "status": "resolved", "first_response_s": "fast"}"#.into(),
-        "ticket 900005 was closed by phone".into(),
+        r#"{"ticket_id": 9000001, "account_id": "acc-001", "created_at": "2026-11-04T10:00:00Z", "status": "open", "first_response_s": -30}"#.into(),
+        r#"{"ticket_id": 9000002, "account_id": "acc-002", "created_at": "2026-11-04T10:05:00Z", "status": "lost", "first_response_s": 60}"#.into(),
+        r#"{"ticket_id": 9000003, "account_id": "acc-003", "created_at": "2026-11-04T10:10:00Z", "status": "closed", "first_response_s": -5}"#.into(),
+        r#"{"ticket_id": 9000004, "account_id": "acc-004", "created_at": "2026-11-04T10:15:00Z", "status": "resolved", "first_response_s": "fast"}"#.into(),
+        "ticket 9000005 was closed by phone".into(),
     ]
 }
 
@@ -137,10 +142,11 @@ pub fn land(
     days: (u32, u32),
     bad: bool,
     format: Format,
+    per_day: u32,
 ) -> Result<Vec<String>, ExampleError> {
     let dir = data_dir.join("landing").join("tickets");
     std::fs::create_dir_all(&dir).map_err(|e| failed(&dir, e))?;
-    let all = tickets();
+    let all = tickets(per_day);
     let mut written = vec![];
     let extension = match format {
         Format::Parquet => "parquet",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::parse::{self, Dataset, Kind, ParseError, Place, Statement};
+use super::parse::{self, AutoCdc, Dataset, Kind, ParseError, Place, QueryText, Statement};
 use super::sql::{FlowQuery, Source, flow_query};
 
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,12 @@ pub enum FlowKind {
     Append,
     /// Recomputes the whole dataset (a materialized view).
     Materialize,
+    /// Applies changes by key (`AUTO CDC`, PIPELINES §5).
+    AutoCdc,
 }
+
+/// The column an AUTO CDC flow's query adds: whether the row is a delete.
+pub const DELETE: &str = "__delete";
 
 /// A flow of the graph, with what it reads after views are seen through.
 #[derive(Debug, Clone)]
@@ -58,6 +63,8 @@ pub struct Flow {
     pub views: Vec<(String, FlowQuery)>,
     /// The stored datasets it reads (through views too).
     pub upstream: BTreeSet<String>,
+    /// What an AUTO CDC flow does with its rows.
+    pub cdc: Option<AutoCdc>,
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +137,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
     };
     let mut datasets: Vec<Dataset> = vec![];
     let mut flows: Vec<(String, String, FlowKind, FlowQuery, Place)> = vec![];
+    let mut cdcs: Vec<AutoCdc> = vec![];
     for statement in statements {
         match statement {
             Statement::Dataset(d) => {
@@ -165,6 +173,25 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                     f.at,
                 ));
             }
+            Statement::AutoCdc(c) => {
+                // The source's rows, each marked as a delete or not: the query the flow runs.
+                let delete = c.delete_when.as_deref().unwrap_or("false");
+                let text = QueryText {
+                    sql: format!(
+                        "SELECT *, coalesce(({delete}), false) AS {DELETE} FROM STREAM({})",
+                        c.source
+                    ),
+                    at: c.at.clone(),
+                };
+                flows.push((
+                    c.name.clone(),
+                    c.target.clone(),
+                    FlowKind::AutoCdc,
+                    flow_query(&text, "__read")?,
+                    c.at.clone(),
+                ));
+                cdcs.push(c);
+            }
         }
     }
     let mut views: BTreeMap<String, FlowQuery> = BTreeMap::new();
@@ -177,6 +204,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
         }
     }
     let mut graph = vec![];
+    let writers: Vec<(String, String)> = flows.iter().map(|f| (f.0.clone(), f.1.clone())).collect();
     for (name, target, kind, query, at) in flows {
         match datasets.iter().find(|d| d.name == target) {
             Some(d) if d.kind == Kind::StreamingTable || (kind == FlowKind::Materialize) => {}
@@ -195,6 +223,10 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                     format!("flow {name} inserts into {target}, which no statement creates"),
                 ));
             }
+        }
+        let cdc = cdcs.iter().find(|c| c.name == name).cloned();
+        if kind == FlowKind::AutoCdc {
+            check_cdc_target(&name, &target, &writers, &datasets, &at)?;
         }
         let mut seen = vec![];
         let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &at)?;
@@ -218,6 +250,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
             query,
             views: seen,
             upstream,
+            cdc,
         });
     }
     let flows = order(graph)?;
@@ -226,6 +259,41 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
         datasets,
         flows,
     })
+}
+
+/// An AUTO CDC target is a streaming table declared without a query, rules or
+/// `reckon.dropDuplicates`, and this flow is the only one writing it.
+fn check_cdc_target(
+    flow: &str,
+    target: &str,
+    writers: &[(String, String)],
+    datasets: &[Dataset],
+    at: &Place,
+) -> Result<(), ProjectError> {
+    let refused = |message: String| ProjectError::Graph {
+        place: at.clone(),
+        message,
+    };
+    let others: Vec<&str> = writers
+        .iter()
+        .filter(|(name, into)| into == target && name != flow)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !others.is_empty() {
+        return Err(refused(format!(
+            "AUTO CDC flow {flow} must be the only flow into {target}, which {} also write(s)",
+            others.join(", ")
+        )));
+    }
+    if let Some(d) = datasets.iter().find(|d| d.name == target)
+        && (!d.expectations.is_empty() || d.properties.contains_key("reckon.dropDuplicates"))
+    {
+        return Err(refused(format!(
+            "{target} is written by AUTO CDC flow {flow}: put its expectations and \
+             reckon.dropDuplicates on the source table instead"
+        )));
+    }
+    Ok(())
 }
 
 /// The stored datasets a query reads, through the views it reads (collected into `views`).

@@ -15,6 +15,11 @@ impl Tables {
         self.open_at(name, name).await
     }
 
+    /// Opens table `name` for flow `flow`: a crash test naming the flow cuts its commits.
+    pub async fn open_for(&self, name: &str, flow: &str) -> Result<Option<DeltaTable>, TableError> {
+        self.open_at(name, flow).await
+    }
+
     /// Creates table `name` empty with `schema`, its change feed on (streaming reads of it read
     /// only what each commit added).
     pub async fn create_named(
@@ -22,12 +27,22 @@ impl Tables {
         name: &str,
         schema: &Schema,
     ) -> Result<DeltaTable, TableError> {
+        self.create_for(name, schema, name).await
+    }
+
+    /// [`Tables::create_named`] for flow `flow`, whose crash test may cut the table's commits.
+    pub async fn create_for(
+        &self,
+        name: &str,
+        schema: &Schema,
+        flow: &str,
+    ) -> Result<DeltaTable, TableError> {
         let delta = |source| TableError::Delta {
             table: name.to_string(),
             source,
         };
         let kernel: StructType = schema.try_into_kernel().map_err(|e| delta(e.into()))?;
-        self.builder_at(name, name)?
+        self.builder_at(name, flow)?
             .build()
             .map_err(delta)?
             .create()

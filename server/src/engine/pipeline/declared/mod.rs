@@ -8,6 +8,7 @@
 //! - commit: the state file, the quarantined rows, then the rows with the new `txn` version in
 //!   one Delta commit (the quarantine's own `txn` makes a rerun after a crash skip it).
 
+pub mod cdc;
 mod columns;
 mod rules;
 mod sources;
@@ -46,6 +47,9 @@ pub struct TableState {
     pub flows: BTreeMap<String, Progress>,
     /// Keys `reckon.dropDuplicates` has seen, rows dropped by a rule included.
     pub seen: std::collections::BTreeSet<String>,
+    /// An AUTO CDC target's keys, type and tracked columns, fixed until a full refresh.
+    #[serde(default)]
+    pub cdc: Option<String>,
 }
 
 /// The `txn` app id of a table's commits; its version names the state file.
@@ -69,6 +73,8 @@ pub struct Restored {
     table: Option<DeltaTable>,
     committed: i64,
     state: TableState,
+    /// An AUTO CDC flow's committed events.
+    events_dir: std::path::PathBuf,
 }
 
 pub struct New {
@@ -77,8 +83,14 @@ pub struct New {
 }
 
 pub struct Output {
-    sorted: Sorted,
+    written: Written,
     progress: Progress,
+}
+
+/// Rows to add or to replace the dataset with, or an AUTO CDC flow's changes.
+enum Written {
+    Rows(Sorted),
+    Changes(cdc::Applied),
 }
 
 #[async_trait::async_trait]
@@ -97,7 +109,10 @@ impl Flow for Declared<'_> {
     }
 
     async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Restored, FlowError> {
-        let table = cx.tables.open_named(&self.flow.target).await?;
+        let table = cx
+            .tables
+            .open_for(&self.flow.target, &self.flow.name)
+            .await?;
         let committed = match &table {
             Some(t) => tables::txn_version(t, &app_id(&self.flow.target))
                 .await?
@@ -112,6 +127,7 @@ impl Flow for Declared<'_> {
             table,
             committed,
             state,
+            events_dir: state_dir(cx, &self.flow.target).join("events"),
         })
     }
 
@@ -219,6 +235,35 @@ impl Flow for Declared<'_> {
             table: target.to_string(),
             source,
         })?;
+        let origin = Origin {
+            run: self.run,
+            table: target,
+            flow: &self.flow.name,
+            source_table: streamed_table(self.flow),
+        };
+        if let Some(spec) = &self.flow.cdc {
+            let shape = spec.shape();
+            match &restored.state.cdc {
+                Some(before) if *before != shape => {
+                    return Err(FlowError::Refused(format!(
+                        "{target} was made with {before}; flow {} now asks for {shape}: \
+                         run with --full-refresh {target} to rebuild it",
+                        self.flow.name
+                    )));
+                }
+                _ => restored.state.cdc = Some(shape),
+            }
+            let version = restored.committed + 1;
+            let applied = cdc::apply(spec, rows, version, &restored.events_dir, &origin)?;
+            event.figures.rows_dropped = applied
+                .quarantined
+                .as_ref()
+                .map_or(0, |q| q.num_rows() as u64);
+            return Ok(Output {
+                written: Written::Changes(applied),
+                progress: new.progress,
+            });
+        }
         let (rows, duplicates) = match self.target.properties.get("reckon.dropDuplicates") {
             Some(keys) => {
                 let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
@@ -226,18 +271,12 @@ impl Flow for Declared<'_> {
             }
             None => (rows, 0),
         };
-        let origin = Origin {
-            run: self.run,
-            table: target,
-            flow: &self.flow.name,
-            source_table: streamed_table(self.flow),
-        };
         let sorted = rules::apply(rows, &self.target.expectations, &origin).await?;
         event.figures.rows_duplicate = duplicates;
         event.figures.rows_dropped = sorted.dropped;
         event.figures.expectations = sorted.rules.clone();
         Ok(Output {
-            sorted,
+            written: Written::Rows(sorted),
             progress: new.progress,
         })
     }
@@ -255,10 +294,18 @@ impl Flow for Declared<'_> {
         state.flows.insert(self.flow.name.clone(), output.progress);
         let dir = state_dir(cx, target);
         state::save(&dir, version, &state)?;
-        if let Some(quarantined) = output.sorted.quarantined {
+        let sorted = match output.written {
+            Written::Rows(sorted) => sorted,
+            Written::Changes(applied) => {
+                let flow = &self.flow.name;
+                return commit_changes(cx, restored.table, version, applied, event, (flow, target))
+                    .await;
+            }
+        };
+        if let Some(quarantined) = sorted.quarantined {
             write_quarantine(cx, target, version, quarantined).await?;
         }
-        let rows = rules::visible(&output.sorted.kept).map_err(|source| TableError::Arrow {
+        let rows = rules::visible(&sorted.kept).map_err(|source| TableError::Arrow {
             table: target.clone(),
             source,
         })?;
@@ -267,7 +314,7 @@ impl Flow for Declared<'_> {
             Some(t) => t,
             None => {
                 cx.tables
-                    .create_named(target, rows.schema().as_ref())
+                    .create_for(target, rows.schema().as_ref(), &self.flow.name)
                     .await?
             }
         };
@@ -280,7 +327,9 @@ impl Flow for Declared<'_> {
                 SaveMode::Append,
                 SchemaMode::Merge,
             ),
-            FlowKind::Materialize => (rows, SaveMode::Overwrite, SchemaMode::Overwrite),
+            FlowKind::Materialize | FlowKind::AutoCdc => {
+                (rows, SaveMode::Overwrite, SchemaMode::Overwrite)
+            }
         };
         let table = table
             .write(vec![rows])
@@ -299,6 +348,39 @@ impl Flow for Declared<'_> {
         state::remove_old(&dir, version);
         Ok(())
     }
+}
+
+/// Commits an AUTO CDC flow's run: its events, its quarantined rows, then the target's rows.
+async fn commit_changes(
+    cx: &FlowContext,
+    table: Option<DeltaTable>,
+    version: i64,
+    applied: cdc::Applied,
+    event: &mut FlowRun,
+    (flow, target): (&str, &str),
+) -> Result<(), FlowError> {
+    let dir = state_dir(cx, target);
+    let events_dir = dir.join("events");
+    cdc::events::save(&events_dir, version, &applied.events)?;
+    if let Some(quarantined) = applied.quarantined.clone() {
+        write_quarantine(cx, target, version, quarantined).await?;
+    }
+    let table = match table {
+        Some(t) => t,
+        None => {
+            let schema = applied.rows.schema();
+            cx.tables.create_for(target, schema.as_ref(), flow).await?
+        }
+    };
+    let progress = Transaction::new(app_id(target), version);
+    let (table, upserted, deleted) = cdc::write(table, applied, progress, target).await?;
+    event.figures.rows_upserted = upserted;
+    event.figures.rows_deleted = deleted;
+    event.figures.rows_written = upserted + deleted;
+    event.figures.table_version = Some(tables::version(&table));
+    state::remove_old(&dir, version);
+    cdc::events::remove_after(&events_dir, version);
+    Ok(())
 }
 
 /// The one table a flow streams from, if it streams from exactly one (for the quarantine).

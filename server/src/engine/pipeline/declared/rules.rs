@@ -157,7 +157,16 @@ pub async fn apply(
     let dropped: Vec<usize> = (0..rows).filter(|&r| !keep[r]).collect();
     sorted.dropped = dropped.len() as u64;
     if !dropped.is_empty() {
-        sorted.quarantined = Some(quarantine(&batch, &dropped, &broken, origin)?);
+        let reasons: Vec<(String, String)> = dropped
+            .iter()
+            .map(|&r| {
+                (
+                    broken[r].join(", "),
+                    format!("dropped by {}", broken[r].join(" and ")),
+                )
+            })
+            .collect();
+        sorted.quarantined = Some(quarantine(&batch, &dropped, &reasons, origin)?);
         sorted.kept = filter_record_batch(&batch, &BooleanArray::from(keep))
             .map_err(|e| arrow_error(origin.table, e))?;
     }
@@ -261,10 +270,11 @@ fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) -> String {
     }
 }
 
-fn quarantine(
+/// The quarantine's rows for rows `rows` of `batch`, each with its (rules, reason).
+pub fn quarantine(
     batch: &RecordBatch,
     rows: &[usize],
-    broken: &[Vec<&str>],
+    reasons: &[(String, String)],
     origin: &Origin<'_>,
 ) -> Result<RecordBatch, FlowError> {
     let n = rows.len();
@@ -278,13 +288,15 @@ fn quarantine(
         Arc::new(same(origin.table)),
         Arc::new(same(origin.flow)),
         Arc::new(StringArray::from(
-            rows.iter()
-                .map(|&r| Some(broken[r].join(", ")))
+            reasons
+                .iter()
+                .map(|(rules, _)| Some(rules.clone()))
                 .collect::<Vec<_>>(),
         )),
         Arc::new(StringArray::from(
-            rows.iter()
-                .map(|&r| Some(format!("dropped by {}", broken[r].join(" and "))))
+            reasons
+                .iter()
+                .map(|(_, why)| Some(why.clone()))
                 .collect::<Vec<_>>(),
         )),
         Arc::new(StringArray::from(row_texts)),

@@ -2,10 +2,12 @@
 //! the statements' own words are read here; each query is kept as text with its position, for
 //! `sql.rs` to hand to DataFusion's parser. An error names `file:line:column` and what was expected.
 
+mod cdc;
 mod tokens;
 
 use std::collections::BTreeMap;
 
+pub use cdc::{AutoCdc, ColumnList, Scd};
 pub use tokens::{ParseError, Place, place};
 use tokens::{Spanned, Token, split, tokens};
 
@@ -78,6 +80,7 @@ pub struct InsertFlow {
 pub enum Statement {
     Dataset(Dataset),
     Insert(InsertFlow),
+    AutoCdc(AutoCdc),
 }
 
 /// Reads every statement of one file.
@@ -244,10 +247,7 @@ impl<'a> Reader<'a> {
         let name = self.name("the flow's name")?;
         self.expect("as")?;
         if self.eat("auto") {
-            return Err(ParseError {
-                place: at,
-                message: "AUTO CDC flows are not supported by this Reckon yet".into(),
-            });
+            return Ok(Statement::AutoCdc(self.auto_cdc(name, at)?));
         }
         self.expect("insert")?;
         self.expect("into")?;

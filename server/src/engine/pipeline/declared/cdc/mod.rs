@@ -1,0 +1,321 @@
+//! AUTO CDC (PIPELINES §5): the process and commit steps of a declared flow that applies changes
+//! by key. Process: rows with a NULL key or sequence go to the quarantine; the rest are this
+//! run's events; the keys they touch are replayed from all their events so far (`replay.rs`).
+//! Commit: the events file (`events.rs`) and the state, then one MERGE of the touched keys' rows
+//! into the target with the `txn` version that names them.
+
+pub mod events;
+pub mod replay;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch};
+use arrow::compute::{concat_batches, filter_record_batch};
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::common::{Column, ScalarValue};
+use datafusion::prelude::{Expr, SessionContext, col, lit};
+use deltalake::DeltaTable;
+use deltalake::kernel::Transaction;
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::protocol::SaveMode;
+
+use super::rules::{self, Origin};
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::parse::{AutoCdc, ColumnList, Scd};
+use crate::engine::tables::{self, TableError};
+use replay::{ARRIVAL, START_AT, Spec};
+
+/// What a run of an AUTO CDC flow will commit.
+pub struct Applied {
+    /// This run's events, each with its place in reading order.
+    pub events: RecordBatch,
+    /// The target's rows for every key the events touch.
+    pub rows: RecordBatch,
+    /// The touched keys that had events before this run (their rows are replaced).
+    pub existed: RecordBatch,
+    pub quarantined: Option<RecordBatch>,
+    pub spec: Spec,
+}
+
+fn arrow_error(table: &str) -> impl Fn(arrow::error::ArrowError) -> FlowError + '_ {
+    move |source| {
+        FlowError::Table(TableError::Arrow {
+            table: table.to_string(),
+            source,
+        })
+    }
+}
+
+/// The replay's settings for the query's columns; a column the flow names and the source lacks
+/// is refused by name.
+pub fn spec(cdc: &AutoCdc, schema: &Schema) -> Result<Spec, FlowError> {
+    let visible: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| !n.starts_with("__"))
+        .collect();
+    let refuse = |what: &str, column: &str| {
+        FlowError::Refused(format!(
+            "AUTO CDC flow {} names {what} {column}, which {} does not give",
+            cdc.name, cdc.source
+        ))
+    };
+    for (what, list) in [("column", &cdc.columns), ("tracked column", &cdc.track)] {
+        if let ColumnList::Only(names) | ColumnList::Except(names) = list
+            && let Some(missing) = names.iter().find(|n| !visible.contains(n))
+        {
+            return Err(refuse(what, missing));
+        }
+    }
+    let columns: Vec<String> = cdc.columns.select(&visible).into_iter().cloned().collect();
+    for key in &cdc.keys {
+        if !columns.contains(key) {
+            return Err(refuse("key", key));
+        }
+    }
+    if !visible.contains(&cdc.sequence_by) {
+        return Err(refuse("SEQUENCE BY column", &cdc.sequence_by));
+    }
+    let untracked: Vec<String> = columns
+        .iter()
+        .filter(|c| !cdc.keys.contains(c) && **c != cdc.sequence_by)
+        .cloned()
+        .collect();
+    let tracked = cdc.track.select(&untracked).into_iter().cloned().collect();
+    Ok(Spec {
+        keys: cdc.keys.clone(),
+        sequence: cdc.sequence_by.clone(),
+        scd: cdc.scd,
+        ignore_null_updates: cdc.ignore_null_updates,
+        columns,
+        tracked,
+    })
+}
+
+/// Sorts this run's rows into events and quarantined rows, and replays the touched keys.
+pub fn apply(
+    cdc: &AutoCdc,
+    rows: RecordBatch,
+    version: i64,
+    events_dir: &Path,
+    origin: &Origin<'_>,
+) -> Result<Applied, FlowError> {
+    let target = origin.table;
+    let spec = spec(cdc, &rows.schema())?;
+    let mut refused = vec![];
+    let mut reasons = vec![];
+    for row in 0..rows.num_rows() {
+        let null_key = spec
+            .keys
+            .iter()
+            .filter(|k| rows.column_by_name(k).is_some_and(|c| c.is_null(row)))
+            .collect::<Vec<_>>();
+        let null_sequence = rows
+            .column_by_name(&spec.sequence)
+            .is_some_and(|c| c.is_null(row));
+        let reason = match (null_key.first(), null_sequence) {
+            (Some(k), _) => format!("key {k} is NULL"),
+            (None, true) => format!("SEQUENCE BY {} is NULL", spec.sequence),
+            (None, false) => continue,
+        };
+        refused.push(row);
+        reasons.push(("AUTO CDC".to_string(), reason));
+    }
+    let quarantined = match refused.is_empty() {
+        true => None,
+        false => Some(rules::quarantine(&rows, &refused, &reasons, origin)?),
+    };
+    let keep: BooleanArray = (0..rows.num_rows())
+        .map(|r| Some(!refused.contains(&r)))
+        .collect();
+    let valid = filter_record_batch(&rows, &keep).map_err(arrow_error(target))?;
+    let events = with_arrival(&valid, version).map_err(arrow_error(target))?;
+    let touched: BTreeSet<_> = replay::by_key(&events, &spec.keys)
+        .map_err(arrow_error(target))?
+        .into_keys()
+        .collect();
+    let before = events::load(
+        events_dir,
+        version - 1,
+        &events.schema(),
+        &spec.keys,
+        Some(&touched),
+    )?;
+    let existed = key_columns(&first_per_key(&before, &spec.keys)?, &spec.keys)?;
+    let all = concat_batches(&events.schema(), [&before, &events]).map_err(arrow_error(target))?;
+    let rows = replay::replay(&all, &spec).map_err(arrow_error(target))?;
+    Ok(Applied {
+        events,
+        rows,
+        existed,
+        quarantined,
+        spec,
+    })
+}
+
+/// `batch` with [`ARRIVAL`]: the commit's version in the high bits, the row in the low ones.
+fn with_arrival(
+    batch: &RecordBatch,
+    version: i64,
+) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let arrival: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (0..batch.num_rows() as i64).map(|i| (version << 32) | i),
+    ));
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .filter(|f| f.name() != ARRIVAL)
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns: Vec<ArrayRef> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .filter(|(f, _)| f.name() != ARRIVAL)
+        .map(|(_, c)| c.clone())
+        .collect();
+    fields.push(Field::new(
+        ARRIVAL,
+        arrow::datatypes::DataType::Int64,
+        false,
+    ));
+    columns.push(arrival);
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+fn first_per_key(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
+    let table = "the change events";
+    let mut keep = vec![false; batch.num_rows()];
+    for rows in replay::by_key(batch, keys)
+        .map_err(arrow_error(table))?
+        .into_values()
+    {
+        keep[rows[0]] = true;
+    }
+    filter_record_batch(batch, &BooleanArray::from(keep)).map_err(arrow_error(table))
+}
+
+fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
+    let indices: Vec<usize> = keys
+        .iter()
+        .filter_map(|k| batch.schema().index_of(k).ok())
+        .collect();
+    batch
+        .project(&indices)
+        .map_err(arrow_error("the change events"))
+}
+
+/// `target.k = source.k AND ...` (and `__START_AT` for SCD 2): one target row per source row.
+fn matching(spec: &Spec) -> Expr {
+    let mut on: Vec<&str> = spec.keys.iter().map(String::as_str).collect();
+    if spec.scd == Scd::Type2 {
+        on.push(START_AT);
+    }
+    on.iter()
+        .map(|c| column("target", c).eq(column("source", c)))
+        .reduce(Expr::and)
+        .unwrap_or(lit(false))
+}
+
+fn column(relation: &str, name: &str) -> Expr {
+    col(Column::new(Some(relation), name))
+}
+
+/// The target rows of the keys in `existed`: those the MERGE may delete.
+fn existing(existed: &RecordBatch, keys: &[String]) -> Result<Expr, FlowError> {
+    let scalar = |c: &ArrayRef, i: usize| {
+        ScalarValue::try_from_array(c, i).map_err(|source| {
+            FlowError::Table(TableError::Query {
+                table: "the change events".into(),
+                source,
+            })
+        })
+    };
+    if let [key] = keys {
+        let values = existed.column(0);
+        let list = (0..existed.num_rows())
+            .map(|i| scalar(values, i).map(lit))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(column("target", key).in_list(list, false));
+    }
+    let mut any = lit(false);
+    for i in 0..existed.num_rows() {
+        let mut all = lit(true);
+        for (k, key) in keys.iter().enumerate() {
+            all = all.and(column("target", key).eq(lit(scalar(existed.column(k), i)?)));
+        }
+        any = any.or(all);
+    }
+    Ok(any)
+}
+
+/// Writes the touched keys' rows: appended when none existed before, else one MERGE that
+/// updates matching rows, inserts new ones and deletes the touched keys' rows that are gone.
+/// Returns the table, rows upserted and rows deleted.
+pub async fn write(
+    table: DeltaTable,
+    applied: Applied,
+    progress: Transaction,
+    target: &str,
+) -> Result<(DeltaTable, u64, u64), FlowError> {
+    let delta = |source| TableError::Delta {
+        table: target.to_string(),
+        source,
+    };
+    let commit = CommitProperties::default().with_application_transaction(progress.clone());
+    if applied.existed.num_rows() == 0 {
+        let upserted = applied.rows.num_rows() as u64;
+        let table = table
+            .write(vec![applied.rows])
+            .with_save_mode(SaveMode::Append)
+            .with_commit_properties(commit)
+            .await
+            .map_err(delta)?;
+        return Ok((table, upserted, 0));
+    }
+    let ctx = SessionContext::new();
+    let schema: SchemaRef = applied.rows.schema();
+    let source = ctx
+        .read_batch(applied.rows)
+        .map_err(|source| TableError::Query {
+            table: target.to_string(),
+            source,
+        })?;
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let gone = existing(&applied.existed, &applied.spec.keys)?;
+    let before = tables::version(&table);
+    let (table, metrics) = table
+        .merge(source, matching(&applied.spec))
+        .with_source_alias("source")
+        .with_target_alias("target")
+        .when_matched_update(|update| {
+            names.iter().fold(update, |u, n| {
+                u.update(Column::new_unqualified(n), column("source", n))
+            })
+        })
+        .map_err(delta)?
+        .when_not_matched_insert(|insert| {
+            names.iter().fold(insert, |i, n| {
+                i.set(Column::new_unqualified(n), column("source", n))
+            })
+        })
+        .map_err(delta)?
+        .when_not_matched_by_source_delete(|delete| delete.predicate(gone))
+        .map_err(delta)?
+        .with_commit_properties(commit)
+        .await
+        .map_err(delta)?;
+    let upserted = (metrics.num_target_rows_inserted + metrics.num_target_rows_updated) as u64;
+    let deleted = metrics.num_target_rows_deleted as u64;
+    let table = match tables::version(&table) == before {
+        // Nothing changed: the progress still needs its commit.
+        true => tables::append(table, vec![], vec![progress]).await?,
+        false => table,
+    };
+    Ok((table, upserted, deleted))
+}

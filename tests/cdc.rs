@@ -1,0 +1,270 @@
+//! AUTO CDC (PIPELINES §5) on real landed files and real Delta tables: SCD 1 and SCD 2 on each
+//! case of the contract, the same events in 1, 2 and 5 runs, and a crash before the commit.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::TestLab;
+use serde_json::Value;
+
+const PROJECT: &str = "
+CREATE OR REFRESH STREAMING TABLE changes
+AS SELECT * FROM STREAM read_files('landing/changes', format => 'json',
+                                   schema => 'id STRING, seq BIGINT, plan STRING, seats BIGINT, op STRING');
+
+CREATE OR REFRESH STREAMING TABLE accounts;
+CREATE FLOW accounts_cdc AS AUTO CDC INTO accounts
+  FROM STREAM(changes) KEYS (id)
+  APPLY AS DELETE WHEN op = 'DELETE'
+  SEQUENCE BY seq
+  COLUMNS * EXCEPT (op, _rescued_data)
+  STORED AS SCD TYPE 2
+  TRACK HISTORY ON plan;
+
+CREATE OR REFRESH STREAMING TABLE latest;
+CREATE FLOW latest_cdc AS AUTO CDC INTO latest
+  FROM STREAM changes KEYS (id)
+  APPLY AS DELETE WHEN op = 'DELETE'
+  SEQUENCE BY seq
+  COLUMNS id, seq, plan, seats;
+
+CREATE OR REFRESH STREAMING TABLE kept;
+CREATE FLOW kept_cdc AS AUTO CDC INTO kept
+  FROM STREAM(changes) KEYS (id)
+  IGNORE NULL UPDATES
+  APPLY AS DELETE WHEN op = 'DELETE'
+  SEQUENCE BY seq
+  COLUMNS id, seq, plan, seats;
+";
+
+fn lab_with_project(name: &str) -> (TestLab, String) {
+    let lab = TestLab::new(name);
+    let dir = lab.data().join("project");
+    std::fs::create_dir_all(dir.join("transformations")).unwrap();
+    std::fs::write(
+        dir.join("spark-pipeline.yml"),
+        "name: cdc\nlibraries:\n  - glob:\n      include: transformations/**\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("transformations/cdc.sql"), PROJECT).unwrap();
+    std::fs::create_dir_all(lab.data().join("landing/changes")).unwrap();
+    let project = dir.display().to_string();
+    (lab, project)
+}
+
+/// One change: (id, seq, plan, seats, op).
+type Change = (
+    Option<&'static str>,
+    Option<i64>,
+    Option<&'static str>,
+    i64,
+    &'static str,
+);
+
+fn land(lab: &TestLab, file: &str, changes: &[Change]) {
+    let text: String = changes
+        .iter()
+        .map(|(id, seq, plan, seats, op)| {
+            serde_json::json!({"id": id, "seq": seq, "plan": plan, "seats": seats, "op": op})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(lab.data().join("landing/changes").join(file), text).unwrap();
+}
+
+/// Per id: its rows as "plan seats seq [start, end)" (SCD 2) or "plan seats seq" (SCD 1).
+fn rows(lab: &TestLab, table: &str) -> BTreeMap<String, Vec<String>> {
+    let text = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in lab.table(table) {
+        let mut line = format!(
+            "{} {} {}",
+            text(&r["plan"]),
+            text(&r["seats"]),
+            text(&r["seq"])
+        );
+        if r.get("__START_AT").is_some() {
+            line += &format!(" [{}, {})", text(&r["__START_AT"]), text(&r["__END_AT"]));
+        }
+        out.entry(text(&r["id"])).or_default().push(line);
+    }
+    out
+}
+
+fn key<'a>(table: &'a BTreeMap<String, Vec<String>>, id: &str) -> Vec<&'a str> {
+    table
+        .get(id)
+        .map(|v| v.iter().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+const RUN_1: &[Change] = &[
+    // in order
+    (Some("a"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("a"), Some(2), Some("pro"), 1, "UPSERT"),
+    // out of order within the run
+    (Some("b"), Some(5), Some("pro"), 1, "UPSERT"),
+    (Some("b"), Some(3), Some("free"), 1, "UPSERT"),
+    // a late event comes in run 2
+    (Some("c"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("c"), Some(5), Some("pro"), 1, "UPSERT"),
+    // a delete, then a comeback with a higher sequence
+    (Some("d"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("d"), Some(4), None, 0, "DELETE"),
+    (Some("d"), Some(6), Some("pro"), 1, "UPSERT"),
+    // a delete; in run 2 a comeback with a lower sequence
+    (Some("e"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("e"), Some(4), None, 0, "DELETE"),
+    // an upsert and a delete with the same sequence: the delete wins
+    (Some("f"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("f"), Some(2), None, 0, "DELETE"),
+    (Some("f"), Some(2), Some("pro"), 1, "UPSERT"),
+    // an identical repeat, and the same values again later
+    (Some("g"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("g"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("g"), Some(2), Some("free"), 1, "UPSERT"),
+    // a change in an untracked column
+    (Some("h"), Some(1), Some("free"), 1, "UPSERT"),
+    (Some("h"), Some(2), Some("free"), 5, "UPSERT"),
+    // a NULL plan: kept as NULL, or the value before with IGNORE NULL UPDATES
+    (Some("i"), Some(1), Some("free"), 3, "UPSERT"),
+    (Some("i"), Some(2), None, 4, "UPSERT"),
+    // a NULL key and a NULL sequence go to the quarantine
+    (None, Some(1), Some("free"), 1, "UPSERT"),
+    (Some("j"), None, Some("free"), 1, "UPSERT"),
+];
+
+const RUN_2: &[Change] = &[
+    (Some("c"), Some(3), Some("team"), 2, "UPSERT"),
+    (Some("e"), Some(3), Some("pro"), 1, "UPSERT"),
+];
+
+#[test]
+fn each_case_of_the_contract_gives_its_exact_rows() {
+    let (lab, project) = lab_with_project("cdc-cases");
+    land(&lab, "1.json", RUN_1);
+    lab.ok(&["pipeline", "run", &project]);
+    land(&lab, "2.json", RUN_2);
+    let out = lab.ok(&["pipeline", "run", &project]);
+    assert!(out.contains("accounts_cdc"), "{out}");
+    let scd2 = rows(&lab, "accounts");
+    assert_eq!(key(&scd2, "a"), ["free 1 1 [1, 2)", "pro 1 2 [2, -)"]);
+    assert_eq!(key(&scd2, "b"), ["free 1 3 [3, 5)", "pro 1 5 [5, -)"]);
+    assert_eq!(
+        key(&scd2, "c"),
+        ["free 1 1 [1, 3)", "team 2 3 [3, 5)", "pro 1 5 [5, -)"]
+    );
+    assert_eq!(key(&scd2, "d"), ["free 1 1 [1, 4)", "pro 1 6 [6, -)"]);
+    assert_eq!(key(&scd2, "e"), ["free 1 1 [1, 3)", "pro 1 3 [3, 4)"]);
+    assert_eq!(key(&scd2, "f"), ["free 1 1 [1, 2)"]);
+    assert_eq!(key(&scd2, "g"), ["free 1 2 [1, -)"]);
+    assert_eq!(key(&scd2, "h"), ["free 5 2 [1, -)"]);
+    assert_eq!(key(&scd2, "i"), ["free 3 1 [1, 2)", "- 4 2 [2, -)"]);
+    assert!(
+        !scd2.contains_key("j") && !scd2.contains_key("-"),
+        "{scd2:?}"
+    );
+
+    let scd1 = rows(&lab, "latest");
+    let expected: BTreeMap<String, Vec<String>> = [
+        ("a", "pro 1 2"),
+        ("b", "pro 1 5"),
+        ("c", "pro 1 5"),
+        ("d", "pro 1 6"),
+        ("g", "free 1 2"),
+        ("h", "free 5 2"),
+        ("i", "- 4 2"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+    .collect();
+    assert_eq!(scd1, expected);
+    let kept = rows(&lab, "kept");
+    assert_eq!(key(&kept, "i"), ["free 4 2"]);
+
+    let quarantine = lab.table("_quarantine");
+    let reasons: Vec<(String, String)> = quarantine
+        .iter()
+        .filter(|r| r["table"] == "accounts")
+        .map(|r| {
+            (
+                r["reason"].as_str().unwrap().to_string(),
+                format!("{}:{}", r["source_table"], r["source_version"]),
+            )
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{quarantine:?}");
+    assert!(
+        reasons.iter().any(|(r, _)| r == "key id is NULL"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|(r, _)| r == "SEQUENCE BY seq is NULL"),
+        "{reasons:?}"
+    );
+
+    let events: Vec<Value> = lab
+        .ok(&["pipeline", "events", "--run", "2", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let cdc = events.iter().find(|e| e["flow"] == "accounts_cdc").unwrap();
+    assert!(cdc["upserted"].as_u64().unwrap() >= 3, "{cdc}");
+    assert_eq!(
+        cdc["output_rows"].as_u64(),
+        Some(cdc["upserted"].as_u64().unwrap() + cdc["deleted"].as_u64().unwrap())
+    );
+}
+
+#[test]
+fn the_same_changes_in_one_two_or_five_runs_give_the_same_tables() {
+    let all: Vec<Change> = RUN_1.iter().chain(RUN_2).copied().collect();
+    let mut results = vec![];
+    for runs in [1usize, 2, 5] {
+        let (lab, project) = lab_with_project(&format!("cdc-split-{runs}"));
+        let per_run = all.len().div_ceil(runs);
+        for (n, chunk) in all.chunks(per_run).enumerate() {
+            land(&lab, &format!("{n:02}.json"), chunk);
+            lab.ok(&["pipeline", "run", &project]);
+        }
+        results.push((
+            runs,
+            rows(&lab, "accounts"),
+            rows(&lab, "latest"),
+            rows(&lab, "kept"),
+        ));
+    }
+    for (runs, scd2, scd1, kept) in &results[1..] {
+        assert_eq!(scd2, &results[0].1, "SCD 2 in {runs} runs");
+        assert_eq!(scd1, &results[0].2, "SCD 1 in {runs} runs");
+        assert_eq!(kept, &results[0].3, "IGNORE NULL UPDATES in {runs} runs");
+    }
+}
+
+#[test]
+fn a_crash_before_the_commit_then_a_rerun_gives_the_uninterrupted_tables() {
+    let (clean, project) = lab_with_project("cdc-clean");
+    land(&clean, "1.json", RUN_1);
+    clean.ok(&["pipeline", "run", &project]);
+    land(&clean, "2.json", RUN_2);
+    clean.ok(&["pipeline", "run", &project]);
+
+    let (lab, project) = lab_with_project("cdc-crash");
+    land(&lab, "1.json", RUN_1);
+    lab.ok(&["pipeline", "run", &project]);
+    land(&lab, "2.json", RUN_2);
+    for point in ["accounts_cdc:after-write", "latest_cdc:after-commit"] {
+        let crashed = lab.reckon(&["--crash-at", point, "pipeline", "run", &project]);
+        assert!(!crashed.status.success(), "{point} did not fire");
+    }
+    lab.ok(&["pipeline", "run", &project]);
+    for table in ["accounts", "latest", "kept"] {
+        assert_eq!(rows(&lab, table), rows(&clean, table), "{table}");
+    }
+}
