@@ -100,7 +100,7 @@ fn the_support_lab_loads_only_new_files_and_drops_and_counts_bad_rows() {
     // Days 1-30, run.
     lab.ok(&["pipeline", "land", "support", "--days", "1-30"]);
     let first = lab.ok(&["pipeline", "run", &project]);
-    assert!(first.contains("run #1: COMPLETED, 3 flows"), "{first}");
+    assert!(first.contains("run #1: COMPLETED, 6 flows"), "{first}");
     let after_first = lab.table("bronze_tickets").len();
     assert_eq!(after_first, landed_lines(lab.data()).len());
 

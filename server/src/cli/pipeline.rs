@@ -43,7 +43,7 @@ pub enum PipelineCommand {
         #[arg(long, default_value = "json")]
         format: String,
     },
-    /// Land the support example's daily ticket files in <data>/landing/tickets/.
+    /// Land the support example's daily ticket and account files in <data>/landing/.
     Land {
         /// `support`, the one example.
         name: String,
@@ -95,7 +95,7 @@ pub fn event_json(run: i64, e: &FlowRun) -> Value {
 fn line(e: &FlowRun) -> String {
     let n = &e.figures;
     let mut text = format!(
-        "{:<28}{:<10}in {}, out {}",
+        "{:<27} {:<10}in {}, out {}",
         e.flow,
         e.status.as_str(),
         n.rows_read,
@@ -257,7 +257,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             println!(
                 "landed {} file(s) in {}",
                 written.len(),
-                lab.config.data_dir.join("landing/tickets").display()
+                lab.config.data_dir.join("landing").display()
             );
         }
     }

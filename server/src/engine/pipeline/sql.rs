@@ -293,7 +293,25 @@ impl VisitorMut for Finder {
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<String> {
         spark_names(expr);
+        let column = match expr {
+            Expr::Identifier(ident) => Some(ident),
+            Expr::CompoundIdentifier(idents) => idents.last_mut(),
+            _ => None,
+        };
+        if let Some(ident) = column {
+            scd_column(ident);
+        }
         ControlFlow::Continue(())
+    }
+}
+
+/// `__START_AT` and `__END_AT` in any case, as Spark reads them: DataFusion would fold an
+/// unquoted name to lower case and miss the column.
+fn scd_column(ident: &mut Ident) {
+    for name in ["__START_AT", "__END_AT"] {
+        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case(name) {
+            *ident = Ident::with_quote('"', name);
+        }
     }
 }
 

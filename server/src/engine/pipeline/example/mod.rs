@@ -1,6 +1,9 @@
 //! Week 14's support lab (seed 002): the seed's pipeline written in SQL, and its daily ticket
 //! files, the same on every machine. Day 1 is 2026-10-01; a day has a few hundred tickets, a few
 //! of them sent again the next day; the bad-rows file holds what the lab asks "where did they go?".
+//! Account changes (`accounts.rs`) land beside the tickets for the AUTO CDC challenge.
+
+pub mod accounts;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -55,7 +58,34 @@ pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
          CREATE OR REFRESH MATERIALIZED VIEW gold_daily_account_status\n\
          COMMENT 'Daily status counts by account'\n\
          AS SELECT ticket_date, account_id, status, count(*) AS count\n   \
-            FROM silver_tickets GROUP BY ticket_date, account_id, status;\n"
+            FROM silver_tickets GROUP BY ticket_date, account_id, status;\n\n\
+         -- The challenge: accounts as a second source, their plan history kept by AUTO CDC\n\
+         -- (SCD type 2), and the escalation rate by the plan each account had at the ticket.\n\n\
+         CREATE OR REFRESH STREAMING TABLE accounts_bronze\n\
+         COMMENT 'Account changes as landed'\n\
+         AS SELECT * FROM STREAM read_files('landing/accounts', format => 'json',\n    \
+            schema => 'account_id STRING, plan STRING, seats BIGINT, updated_at TIMESTAMP, op STRING');\n\n\
+         CREATE OR REFRESH STREAMING TABLE accounts\n\
+         COMMENT 'The plan history of each account (SCD type 2)';\n\n\
+         CREATE FLOW accounts_cdc AS AUTO CDC INTO accounts\n\
+         FROM STREAM(accounts_bronze)\n\
+         KEYS (account_id)\n\
+         APPLY AS DELETE WHEN op = 'DELETE'\n\
+         SEQUENCE BY updated_at\n\
+         COLUMNS * EXCEPT (op, _rescued_data)\n\
+         STORED AS SCD TYPE 2\n\
+         TRACK HISTORY ON plan;\n\n\
+         CREATE OR REFRESH MATERIALIZED VIEW gold_escalation_rate_by_plan\n\
+         COMMENT 'Per plan at the time of the ticket: tickets and the share escalated'\n\
+         AS SELECT coalesce(a.plan, 'none') AS plan, count(*) AS tickets,\n          \
+            count_if(t.status = 'escalated') AS escalated,\n          \
+            round(avg(CASE WHEN t.status = 'escalated' THEN 1.0 ELSE 0.0 END), 4) AS escalation_rate\n   \
+            FROM silver_tickets t\n   \
+            LEFT JOIN accounts a\n     \
+              ON t.account_id = a.account_id\n    \
+             AND a.__START_AT <= to_timestamp(t.created_at)\n    \
+             AND (a.__END_AT IS NULL OR to_timestamp(t.created_at) < a.__END_AT)\n   \
+            GROUP BY coalesce(a.plan, 'none');\n"
     );
     let yml = "name: support\nlibraries:\n  - glob:\n      include: transformations/**\n";
     let code = dir.join("transformations");
@@ -135,7 +165,8 @@ pub fn bad_rows() -> Vec<String> {
     ]
 }
 
-/// Lands days `first..=last` (and, with `bad`, the bad-rows file) in `<data>/landing/tickets/`.
+/// Lands days `first..=last` in `<data>/landing/tickets/` and `<data>/landing/accounts/` (and,
+/// with `bad`, the bad-rows file of tickets).
 /// Returns the files written.
 pub fn land(
     data_dir: &Path,
@@ -162,6 +193,18 @@ pub fn land(
                 std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
             }
         }
+        written.push(path.display().to_string());
+    }
+    let changes = accounts::changes();
+    let accounts_dir = data_dir.join("landing").join("accounts");
+    for day in days.0..=days.1.min(DAYS) {
+        std::fs::create_dir_all(&accounts_dir).map_err(|e| failed(&accounts_dir, e))?;
+        let path = accounts_dir.join(format!("{}.json", date(day)));
+        let text: String = changes[(day - 1) as usize]
+            .iter()
+            .map(|c| c.json() + "\n")
+            .collect();
+        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
         written.push(path.display().to_string());
     }
     if bad {
