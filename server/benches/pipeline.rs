@@ -422,13 +422,7 @@ fn record(root: &Path, args: &Args, out: &str, figures: &serde_json::Value) -> a
         chrono::Utc::now().format("%Y-%m-%d"),
         out.trim_start()
     );
-    let path = bench.join("results.md");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let text = match (text.find(START), text.find(END)) {
-        (Some(a), Some(b)) => format!("{}{section}{}", &text[..a], &text[b + END.len()..]),
-        _ => format!("{}\n\n{section}\n", text.trim_end()),
-    };
-    std::fs::write(&path, text)?;
+    bench::replace_section(&bench.join("results.md"), START, END, &section)?;
     println!("\nrecorded in bench/results.md, bench/side_by_side.json and bench/side_by_side.svg");
     Ok(())
 }

@@ -6,10 +6,12 @@
 
 mod lab;
 mod pages;
+mod pipeline;
 mod run;
 
 pub use lab::*;
 pub use pages::*;
+pub use pipeline::*;
 pub use run::*;
 
 /// The lab a server always has; its pages live at `/`, every other lab's at `/labs/{name}/`.

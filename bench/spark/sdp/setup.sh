@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the Spark Declarative Pipelines peer needs, under ~/.cache/reckon; idempotent (a
 # second run only checks). Prints the SPARK_CONF_DIR to export: run.sh does that by itself.
-#   the venv      ~/.cache/reckon/sdp-venv   pyspark[connect] 4.2.0 (spark-pipelines), duckdb
-#   the jars      ~/.cache/reckon/sdp-jars   Delta 4.4.0 for Spark 4.2 (mvn, not Ivy: see README)
-#   the conf dir  ~/.cache/reckon/sdp-conf   spark-defaults.conf: static settings, which the yml
-#                                             cannot set (CANNOT_MODIFY_STATIC_CONFIG)
+#   sdp-venv   pyspark[connect] 4.2.0 (spark-pipelines), duckdb
+#   sdp-jars   Delta 4.4.0 for Spark 4.2, by mvn (Ivy's spark.jars.packages fails on transitive
+#              downloads here)
+#   sdp-conf   spark-defaults.conf: the static settings, which the yml cannot set
+#              (CANNOT_MODIFY_STATIC_CONFIG), and a Hive catalog so tables outlive a run (README.md)
 set -euo pipefail
 cache="$HOME/.cache/reckon"
 venv="$cache/sdp-venv" jars="$cache/sdp-jars" conf="$cache/sdp-conf"
@@ -22,7 +23,7 @@ fi
 
 mkdir -p "$jars"
 for coord in "${JAR_COORDS[@]}"; do
-  IFS=: read -r group artifact version <<< "$coord"
+  IFS=: read -r _ artifact version <<< "$coord"
   [[ -f "$jars/$artifact-$version.jar" ]] ||
     mvn -B -q dependency:copy -Dartifact="$coord" -DoutputDirectory="$jars" -Dmdep.useBaseVersion=true >&2
 done

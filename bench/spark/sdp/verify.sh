@@ -2,6 +2,7 @@
 # Reckon, the Spark peer and DuckDB on the same landed tickets: days 1-30, then 31-35 (Spark's
 # second run must read only the 5 new files). Each time the three gold_daily_account_status must
 # be identical. Prints the seconds of each. Usage: bench/spark/sdp/verify.sh [WORK_DIR]
+# TICKETS_PER_DAY (default 300) sets the size; about 28,600 make 1 M tickets over 35 days.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 reckon="${CARGO_TARGET_DIR:-$HOME/.cache/reckon-target}/debug/reckon"
@@ -10,10 +11,14 @@ work=$(realpath -m "${1:-$(mktemp -d)}")
 mkdir -p "$work" && cd "$work"
 "$here/setup.sh" > /dev/null
 r() { "$reckon" --data "$work/reckon" "$@"; }
-[[ -d reckon/project ]] || r pipeline example support "$work/reckon/project" > /dev/null
+if [[ ! -d reckon/project ]]; then
+  r pipeline example support "$work/reckon/project" > /dev/null
+  # Only the three tables the peer has: drop the example's accounts challenge (AUTO CDC).
+  sed -i '/^-- The challenge/,$d' reckon/project/transformations/support.sql
+fi
 
 for days in 1-30 31-35; do
-  r pipeline land support --days "$days" > /dev/null
+  r pipeline land support --days "$days" --tickets-per-day "${TICKETS_PER_DAY:-300}" > /dev/null
   start=$EPOCHREALTIME; r pipeline run "$work/reckon/project" > /dev/null
   reckon_s=$(awk "BEGIN { printf \"%.3f\", $EPOCHREALTIME - $start }")
   r table gold_daily_account_status --json > reckon.jsonl

@@ -8,9 +8,9 @@ use app::model::{FlowRun, FlowStatus};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::engine::pipeline::example;
 use crate::engine::pipeline::graph::FlowKind;
 use crate::engine::pipeline::sql::Format;
+use crate::engine::pipeline::{example, history};
 use crate::service::lab::Lab;
 
 #[derive(Subcommand)]
@@ -35,6 +35,16 @@ pub enum PipelineCommand {
         #[arg(long)]
         json: bool,
     },
+    /// One key of an AUTO CDC target: its versions and the change events that made each.
+    History {
+        table: String,
+        /// The key's value (several key columns: their values joined by `,`).
+        key: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a project's tables against their sources (AUTO CDC targets against their events).
+    Check { project: PathBuf },
     /// Write week 14's support project into DIR.
     Example {
         /// `support`, the one example.
@@ -68,6 +78,15 @@ fn format(text: &str) -> anyhow::Result<Format> {
         "parquet" => Ok(Format::Parquet),
         other => anyhow::bail!("--format: json or parquet, not {other:?}"),
     }
+}
+
+/// Prints the check's lines for the project's tables; whether one is a PROBLEM.
+async fn check(lab: &Lab, graph: &crate::engine::pipeline::graph::Graph) -> anyhow::Result<bool> {
+    let lines = crate::engine::pipeline::check::check(&lab.flows(), graph).await?;
+    lines.iter().for_each(|l| println!("{l}"));
+    Ok(lines
+        .iter()
+        .any(|l| l.verdict == app::model::Verdict::Problem))
 }
 
 fn support(name: &str) -> anyhow::Result<()> {
@@ -147,6 +166,8 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             };
             let run = lab.run_project(&graph, &full_refresh).await?;
             run.events.iter().for_each(|e| println!("{}", line(e)));
+            run.findings.iter().for_each(|l| println!("{l}"));
+            let problems = run.has_problem();
             let failed = run
                 .events
                 .iter()
@@ -165,7 +186,47 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
                 0 => println!("{id}: COMPLETED, {} flows", run.events.len()),
                 _ => println!("{id}: FAILED, {failed} flow(s) failed, {skipped} skipped"),
             }
-            return Ok(ExitCode::from(u8::from(run.failed())));
+            return Ok(ExitCode::from(u8::from(run.failed() || problems)));
+        }
+        PipelineCommand::Check { project } => {
+            let graph = lab.project(&project)?;
+            return Ok(ExitCode::from(u8::from(check(lab, &graph).await?)));
+        }
+        PipelineCommand::History { table, key, json } => {
+            let history = history::key_history(&lab.flows(), &table, &key).await?;
+            if json {
+                println!("{}", serde_json::to_string(&history)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!(
+                "{} {}: {} version(s)",
+                history.table,
+                history.key,
+                history.versions.len()
+            );
+            for v in &history.versions {
+                let values: Vec<String> =
+                    v.values.iter().map(|(c, x)| format!("{c}={x}")).collect();
+                match &v.start {
+                    Some(start) => println!(
+                        "[{start}, {})  {}",
+                        v.end.as_deref().unwrap_or("current"),
+                        values.join(" ")
+                    ),
+                    None => println!("{}", values.join(" ")),
+                }
+                for e in &v.events {
+                    let late = e
+                        .late_after
+                        .as_ref()
+                        .map(|s| format!("  late: applied after {s}"))
+                        .unwrap_or_default();
+                    println!(
+                        "    {}  {:<6}  {}  (commit {}){late}",
+                        e.sequence, e.op, e.source, e.commit
+                    );
+                }
+            }
         }
         PipelineCommand::Graph { project, json } => {
             let graph = lab.project(&project)?;

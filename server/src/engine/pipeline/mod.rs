@@ -2,9 +2,11 @@
 //! datasets and flows (`parse`, `sql`, `graph`), files landed in the data folder read
 //! incrementally (`files`), and each flow run by the same runner as the course's streams.
 
+pub mod check;
 pub mod declared;
 pub mod example;
 pub mod files;
 pub mod graph;
+pub mod history;
 pub mod parse;
 pub mod sql;

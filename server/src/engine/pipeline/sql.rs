@@ -293,6 +293,7 @@ impl VisitorMut for Finder {
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<String> {
         spark_names(expr);
+        file_metadata(expr);
         let column = match expr {
             Expr::Identifier(ident) => Some(ident),
             Expr::CompoundIdentifier(idents) => idents.last_mut(),
@@ -303,6 +304,33 @@ impl VisitorMut for Finder {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// `_metadata.file_path` and `_metadata.file_name` (Spark's file metadata, the path relative to
+/// the data folder) and Reckon's `_metadata.line_number`: the columns a file read carries.
+fn file_metadata(expr: &mut Expr) {
+    let Expr::CompoundIdentifier(idents) = expr else {
+        return;
+    };
+    let [table, field] = idents.as_slice() else {
+        return;
+    };
+    if !table.value.eq_ignore_ascii_case("_metadata") {
+        return;
+    }
+    let column = |name: &str| Expr::Identifier(Ident::with_quote('"', name));
+    *expr = match field.value.to_ascii_lowercase().as_str() {
+        "file_path" => column("__file"),
+        "line_number" => column("__line"),
+        "file_name" => match Parser::new(&GenericDialect {})
+            .try_with_sql(r#"regexp_replace("__file", '^.*/', '')"#)
+            .and_then(|mut p| p.parse_expr())
+        {
+            Ok(e) => e,
+            Err(_) => return,
+        },
+        _ => return,
+    };
 }
 
 /// `__START_AT` and `__END_AT` in any case, as Spark reads them: DataFusion would fold an

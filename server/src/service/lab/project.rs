@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use app::model::{FlowRun, FlowStatus};
+use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 
 use super::{Lab, LabError};
 use crate::engine::flow::Runner;
@@ -13,6 +13,7 @@ use crate::engine::flows::FlowError;
 use deltalake::kernel::Transaction;
 use deltalake::kernel::transaction::CommitProperties;
 
+use crate::engine::pipeline::check;
 use crate::engine::pipeline::declared::{Declared, QUARANTINE, quarantine_app_id};
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
 use crate::engine::pipeline::sql::Source;
@@ -23,11 +24,19 @@ use crate::engine::tables::TableError;
 pub struct ProjectRun {
     pub id: Option<i64>,
     pub events: Vec<FlowRun>,
+    /// The check's lines after the flows (AUTO CDC targets against their events).
+    pub findings: Vec<CheckLine>,
+    /// How long the check took.
+    pub check_ms: u64,
 }
 
 impl ProjectRun {
     pub fn failed(&self) -> bool {
         self.events.iter().any(|e| e.status == FlowStatus::Failed)
+    }
+
+    pub fn has_problem(&self) -> bool {
+        self.findings.iter().any(|f| f.verdict == Verdict::Problem)
     }
 }
 
@@ -100,8 +109,23 @@ impl Lab {
                 .as_ref()
                 .map(|m| LabError::Flow(FlowError::Refused(format!("flow {}: {m}", e.flow))))
         });
-        self.finish_record(id, &events, &[], error.as_ref()).await;
-        Ok(ProjectRun { id, events })
+        let checking = std::time::Instant::now();
+        let findings = match check::check(&self.flows(), graph).await {
+            Ok(lines) => lines,
+            Err(e) => vec![CheckLine::says(
+                Verdict::Problem,
+                format!("the check could not read the tables: {e}"),
+            )],
+        };
+        let check_ms = checking.elapsed().as_millis() as u64;
+        self.finish_record(id, &events, &findings, error.as_ref())
+            .await;
+        Ok(ProjectRun {
+            id,
+            events,
+            findings,
+            check_ms,
+        })
     }
 
     /// Empties a dataset for a full refresh: its table, its state, its quarantined rows.

@@ -11,7 +11,7 @@
 pub mod cdc;
 mod columns;
 mod rules;
-mod sources;
+pub mod sources;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub struct TableState {
     pub seen: std::collections::BTreeSet<String>,
     /// An AUTO CDC target's keys, type and tracked columns, fixed until a full refresh.
     #[serde(default)]
-    pub cdc: Option<String>,
+    pub cdc: Option<cdc::Shape>,
 }
 
 /// The `txn` app id of a table's commits; its version names the state file.
@@ -242,9 +242,9 @@ impl Flow for Declared<'_> {
             source_table: streamed_table(self.flow),
         };
         if let Some(spec) = &self.flow.cdc {
-            let shape = spec.shape();
+            let shape = cdc::Shape::of(spec);
             match &restored.state.cdc {
-                Some(before) if *before != shape => {
+                Some(before) if !before.same_target(&shape) => {
                     return Err(FlowError::Refused(format!(
                         "{target} was made with {before}; flow {} now asks for {shape}: \
                          run with --full-refresh {target} to rebuild it",

@@ -37,6 +37,11 @@ fn failed(path: &Path, detail: impl ToString) -> ExampleError {
 
 /// The project: `spark-pipeline.yml` and `transformations/support.sql`, reading `format`.
 pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
+    write_sql(dir, &sql(format, true))
+}
+
+/// The project's SQL: the guided lab's tickets, and with `accounts` the challenge's accounts.
+pub fn sql(format: Format, accounts: bool) -> String {
     let format = match format {
         Format::Json => "json",
         Format::Csv => "csv",
@@ -58,12 +63,18 @@ pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
          CREATE OR REFRESH MATERIALIZED VIEW gold_daily_account_status\n\
          COMMENT 'Daily status counts by account'\n\
          AS SELECT ticket_date, account_id, status, count(*) AS count\n   \
-            FROM silver_tickets GROUP BY ticket_date, account_id, status;\n\n\
+            FROM silver_tickets GROUP BY ticket_date, account_id, status;\n"
+    );
+    if !accounts {
+        return sql;
+    }
+    sql + "\n\
          -- The challenge: accounts as a second source, their plan history kept by AUTO CDC\n\
          -- (SCD type 2), and the escalation rate by the plan each account had at the ticket.\n\n\
          CREATE OR REFRESH STREAMING TABLE accounts_bronze\n\
          COMMENT 'Account changes as landed'\n\
-         AS SELECT * FROM STREAM read_files('landing/accounts', format => 'json',\n    \
+         AS SELECT *, _metadata.file_path AS source_file, _metadata.line_number AS source_line\n   \
+            FROM STREAM read_files('landing/accounts', format => 'json',\n    \
             schema => 'account_id STRING, plan STRING, seats BIGINT, updated_at TIMESTAMP, op STRING');\n\n\
          CREATE OR REFRESH STREAMING TABLE accounts\n\
          COMMENT 'The plan history of each account (SCD type 2)';\n\n\
@@ -72,7 +83,7 @@ pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
          KEYS (account_id)\n\
          APPLY AS DELETE WHEN op = 'DELETE'\n\
          SEQUENCE BY updated_at\n\
-         COLUMNS * EXCEPT (op, _rescued_data)\n\
+         COLUMNS * EXCEPT (op, _rescued_data, source_file, source_line)\n\
          STORED AS SCD TYPE 2\n\
          TRACK HISTORY ON plan;\n\n\
          CREATE OR REFRESH MATERIALIZED VIEW gold_escalation_rate_by_plan\n\
@@ -86,7 +97,10 @@ pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
              AND a.__START_AT <= to_timestamp(t.created_at)\n    \
              AND (a.__END_AT IS NULL OR to_timestamp(t.created_at) < a.__END_AT)\n   \
             GROUP BY coalesce(a.plan, 'none');\n"
-    );
+}
+
+/// Writes a project named `support` whose one SQL file holds `sql`.
+pub fn write_sql(dir: &Path, sql: &str) -> Result<(), ExampleError> {
     let yml = "name: support\nlibraries:\n  - glob:\n      include: transformations/**\n";
     let code = dir.join("transformations");
     std::fs::create_dir_all(&code).map_err(|e| failed(&code, e))?;

@@ -50,18 +50,6 @@ pub struct AutoCdc {
     pub at: Place,
 }
 
-impl AutoCdc {
-    /// The settings a target keeps until a full refresh (PIPELINES §5), in words.
-    pub fn shape(&self) -> String {
-        format!(
-            "keys ({}), {:?}, history on {:?}",
-            self.keys.join(", "),
-            self.scd,
-            self.track
-        )
-    }
-}
-
 impl Reader<'_> {
     /// The rest of `CREATE FLOW name AS AUTO`, `AUTO` already read.
     pub(super) fn auto_cdc(&mut self, name: String, at: Place) -> Result<AutoCdc, ParseError> {

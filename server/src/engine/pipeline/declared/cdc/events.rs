@@ -62,6 +62,16 @@ fn committed(dir: &Path, version: i64) -> Result<Vec<PathBuf>, FlowError> {
     Ok(files.into_iter().map(|(_, p)| p).collect())
 }
 
+/// The columns of the newest committed events file, if there is one.
+pub fn newest_schema(dir: &Path, version: i64) -> Result<Option<SchemaRef>, FlowError> {
+    let Some(path) = committed(dir, version)?.pop() else {
+        return Ok(None);
+    };
+    let opened = fs::File::open(&path).map_err(|e| error(&path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| error(&path, e))?;
+    Ok(Some(builder.schema().clone()))
+}
+
 /// `batch` with `schema`'s columns: missing ones NULL, others cast to the type `schema` gives.
 fn aligned(batch: &RecordBatch, schema: &SchemaRef, path: &Path) -> Result<RecordBatch, FlowError> {
     let columns: Vec<ArrayRef> = schema

@@ -27,6 +27,38 @@ use crate::engine::pipeline::parse::{AutoCdc, ColumnList, Scd};
 use crate::engine::tables::{self, TableError};
 use replay::{ARRIVAL, START_AT, Spec};
 
+/// What a target keeps of its flow in its committed state: enough to read its events back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shape {
+    pub keys: Vec<String>,
+    pub sequence: String,
+    pub source: String,
+    /// Type and tracked columns, in words.
+    pub history: String,
+}
+
+impl Shape {
+    pub fn of(cdc: &AutoCdc) -> Self {
+        Self {
+            keys: cdc.keys.clone(),
+            sequence: cdc.sequence_by.clone(),
+            source: cdc.source.clone(),
+            history: format!("{:?}, history on {:?}", cdc.scd, cdc.track),
+        }
+    }
+
+    /// Whether a target made with `self` can go on with `other` (PIPELINES §5).
+    pub fn same_target(&self, other: &Shape) -> bool {
+        self.keys == other.keys && self.history == other.history
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "keys ({}), {}", self.keys.join(", "), self.history)
+    }
+}
+
 /// What a run of an AUTO CDC flow will commit.
 pub struct Applied {
     /// This run's events, each with its place in reading order.

@@ -1,0 +1,245 @@
+//! Every AUTO CDC target recomputed from all the change events its flow has committed, by plain
+//! sorting and folding here, apart from the flow's own replay (`declared/cdc/replay.rs`), and
+//! compared with the table row by row.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use app::model::{CheckLine, Verdict};
+use arrow::array::{AsArray, RecordBatch};
+use datafusion::common::ScalarValue;
+use datafusion::prelude::SessionContext;
+
+use crate::engine::flow::FlowContext;
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::declared::cdc::events;
+use crate::engine::pipeline::declared::cdc::replay::ARRIVAL;
+use crate::engine::pipeline::graph::{DELETE, Graph};
+use crate::engine::pipeline::parse::Scd;
+use crate::engine::tables::{self, TableError};
+
+/// One change event as plain values.
+struct Event {
+    sequence: ScalarValue,
+    delete: bool,
+    arrival: i64,
+    values: Vec<ScalarValue>,
+}
+
+pub(super) fn scalar(
+    batch: &RecordBatch,
+    column: &str,
+    row: usize,
+) -> Result<ScalarValue, FlowError> {
+    let array = batch
+        .column_by_name(column)
+        .ok_or_else(|| FlowError::Refused(format!("the change events have no column {column}")))?;
+    ScalarValue::try_from_array(array, row).map_err(|source| {
+        FlowError::Table(TableError::Query {
+            table: "the change events".into(),
+            source,
+        })
+    })
+}
+
+/// A key's rows from its events: sorted by sequence, a tie won by a delete, else the last read;
+/// then folded. Each row: its values, then start and end for SCD 2.
+fn recompute(
+    mut events: Vec<Event>,
+    scd: Scd,
+    tracked: &[usize],
+    keep_nulls: bool,
+) -> Vec<Vec<ScalarValue>> {
+    events.sort_by(|a, b| {
+        a.sequence
+            .partial_cmp(&b.sequence)
+            .unwrap_or(Ordering::Equal)
+            .then(a.delete.cmp(&b.delete))
+            .then(a.arrival.cmp(&b.arrival))
+    });
+    // Deletes sort after upserts of their sequence: the last event of a sequence counts.
+    let mut winners: Vec<Event> = vec![];
+    for e in events {
+        match winners.last_mut() {
+            Some(last) if last.sequence == e.sequence => *last = e,
+            _ => winners.push(e),
+        }
+    }
+    let mut rows: Vec<Vec<ScalarValue>> = vec![];
+    let mut current: Option<(Vec<ScalarValue>, ScalarValue)> = None;
+    for e in winners {
+        if e.delete {
+            if let Some((values, start)) = current.take()
+                && scd == Scd::Type2
+            {
+                rows.push([values, vec![start, e.sequence.clone()]].concat());
+            }
+            continue;
+        }
+        let mut values = e.values.clone();
+        if keep_nulls && let Some((before, _)) = &current {
+            for (v, b) in values.iter_mut().zip(before) {
+                if v.is_null() {
+                    *v = b.clone();
+                }
+            }
+        }
+        current = match current.take() {
+            Some((before, start))
+                if scd == Scd::Type1 || tracked.iter().all(|&t| before[t] == values[t]) =>
+            {
+                Some((values, start))
+            }
+            Some((before, start)) => {
+                rows.push([before, vec![start, e.sequence.clone()]].concat());
+                Some((values, e.sequence))
+            }
+            None => Some((values, e.sequence)),
+        };
+    }
+    if let Some((values, start)) = current {
+        rows.push(match scd {
+            Scd::Type1 => values,
+            Scd::Type2 => {
+                let end = ScalarValue::try_from(&start.data_type()).unwrap_or(ScalarValue::Null);
+                [values, vec![start, end]].concat()
+            }
+        });
+    }
+    rows
+}
+
+/// Checks every AUTO CDC target of `graph`; one line each.
+pub async fn targets(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, FlowError> {
+    let mut lines = vec![];
+    for flow in graph.flows.iter().filter(|f| f.cdc.is_some()) {
+        let cdc = flow.cdc.as_ref().expect("an AUTO CDC flow");
+        let target = &flow.target;
+        let Some(table) = cx.tables.open_named(target).await? else {
+            continue;
+        };
+        let committed = tables::txn_version(&table, &format!("reckon/{target}"))
+            .await?
+            .unwrap_or(0);
+        let dir = cx.state_dir.join("pipeline").join(target).join("events");
+        let Some(schema) = events::newest_schema(&dir, committed)? else {
+            continue;
+        };
+        let all = events::load(&dir, committed, &schema, &cdc.keys, None)?;
+        let spec = crate::engine::pipeline::declared::cdc::spec(cdc, &schema)?;
+        let tracked: Vec<usize> = spec
+            .tracked
+            .iter()
+            .filter_map(|t| spec.columns.iter().position(|c| c == t))
+            .collect();
+        let mut by_key: BTreeMap<Vec<String>, Vec<Event>> = BTreeMap::new();
+        for row in 0..all.num_rows() {
+            let key = spec
+                .keys
+                .iter()
+                .map(|k| scalar(&all, k, row).map(|v| v.to_string()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let delete = all
+                .column_by_name(DELETE)
+                .map(|c| c.as_boolean().value(row))
+                .unwrap_or(false);
+            let arrival = all
+                .column_by_name(ARRIVAL)
+                .map(|c| c.as_primitive::<arrow::datatypes::Int64Type>().value(row))
+                .unwrap_or_default();
+            let values = spec
+                .columns
+                .iter()
+                .map(|c| scalar(&all, c, row))
+                .collect::<Result<Vec<_>, _>>()?;
+            by_key.entry(key).or_default().push(Event {
+                sequence: scalar(&all, &spec.sequence, row)?,
+                delete,
+                arrival,
+                values,
+            });
+        }
+        let keys = by_key.len();
+        let mut expected: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
+        for (key, events) in by_key {
+            let rows = recompute(events, spec.scd, &tracked, spec.ignore_null_updates);
+            let mut rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| r.iter().map(ToString::to_string).collect())
+                .collect();
+            rows.sort();
+            if !rows.is_empty() {
+                expected.insert(key, rows);
+            }
+        }
+        let stored = stored_rows(&table, &spec.keys, &spec.columns, spec.scd).await?;
+        let differing: Vec<String> = expected
+            .keys()
+            .chain(stored.keys())
+            .filter(|k| expected.get(*k) != stored.get(*k))
+            .map(|k| k.join(","))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        lines.push(match differing.as_slice() {
+            [] => CheckLine::says(
+                Verdict::Ok,
+                format!("{target} has the history of all {keys} keys"),
+            ),
+            some => CheckLine::says(
+                Verdict::Problem,
+                format!(
+                    "{target} differs from its change events for {} key(s): {}",
+                    some.len(),
+                    some.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ),
+        });
+    }
+    Ok(lines)
+}
+
+/// The target's rows per key, as text, sorted.
+async fn stored_rows(
+    table: &deltalake::DeltaTable,
+    keys: &[String],
+    columns: &[String],
+    scd: Scd,
+) -> Result<BTreeMap<Vec<String>, Vec<Vec<String>>>, FlowError> {
+    let ctx = SessionContext::new();
+    let name = tables::table_name(table);
+    let provider = table
+        .table_provider()
+        .await
+        .map_err(|source| TableError::Query {
+            table: name.clone(),
+            source,
+        })?;
+    ctx.register_table("target", provider)
+        .map_err(|source| TableError::Query {
+            table: name.clone(),
+            source,
+        })?;
+    let mut names: Vec<String> = columns.to_vec();
+    if scd == Scd::Type2 {
+        names.extend(["__START_AT".to_string(), "__END_AT".to_string()]);
+    }
+    let list: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    let sql = format!("SELECT {} FROM target", list.join(", "));
+    let mut out: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
+    for batch in tables::query(&ctx, &name, &sql).await? {
+        for row in 0..batch.num_rows() {
+            let values = names
+                .iter()
+                .map(|n| scalar(&batch, n, row).map(|v| v.to_string()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let key = keys
+                .iter()
+                .map(|k| scalar(&batch, k, row).map(|v| v.to_string()))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.entry(key).or_default().push(values);
+        }
+    }
+    out.values_mut().for_each(|rows| rows.sort());
+    Ok(out)
+}
