@@ -35,7 +35,7 @@ test: site
 # Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark and the
 # machine's limits on EVENTS events, then the dashboard's 1,000-run page, then 200 readers while
 # runs go on in 3 labs, then week 14's support pipeline beside Spark Declarative Pipelines and
-# DuckDB; see bench/results.md.
+# DuckDB, then AUTO CDC on 1 M changes; see bench/results.md.
 EVENTS ?= 1000000
 bench: setup
 	python3 -c 'import pyspark, delta, matplotlib' 2>/dev/null \
@@ -45,6 +45,7 @@ bench: setup
 	cargo bench -p reckon --bench labs
 	bench/spark/sdp/setup.sh >/dev/null
 	cargo bench -p reckon --bench support
+	cargo bench -p reckon --bench cdc
 
 clean-data:
 	$(RECKON) --data ./data broker stop || true

@@ -185,6 +185,8 @@ pub struct Figures {
     /// AUTO CDC: target rows inserted or rewritten, and rows removed (PIPELINES §6).
     pub rows_upserted: u64,
     pub rows_deleted: u64,
+    /// Where the flow's time went, by stage, in ms (AUTO CDC: events, replay, write).
+    pub stages_ms: std::collections::BTreeMap<String, u64>,
 }
 
 /// One flow's event in a run: the event log's entry (PIPELINES §6), and the run record SPEC §3

@@ -255,6 +255,9 @@ impl Flow for Declared<'_> {
             }
             let version = restored.committed + 1;
             let applied = cdc::apply(spec, rows, version, &restored.events_dir, &origin)?;
+            for (stage, ms) in &applied.stages_ms {
+                event.figures.stages_ms.insert(stage.to_string(), *ms);
+            }
             event.figures.rows_dropped = applied
                 .quarantined
                 .as_ref()
@@ -359,6 +362,7 @@ async fn commit_changes(
     event: &mut FlowRun,
     (flow, target): (&str, &str),
 ) -> Result<(), FlowError> {
+    let writing = std::time::Instant::now();
     let dir = state_dir(cx, target);
     let events_dir = dir.join("events");
     cdc::events::save(&events_dir, version, &applied.events)?;
@@ -376,6 +380,8 @@ async fn commit_changes(
     let (table, upserted, deleted) = cdc::write(table, applied, progress, target).await?;
     event.figures.rows_upserted = upserted;
     event.figures.rows_deleted = deleted;
+    let written = writing.elapsed().as_millis() as u64;
+    event.figures.stages_ms.insert("write".into(), written);
     event.figures.rows_written = upserted + deleted;
     event.figures.table_version = Some(tables::version(&table));
     state::remove_old(&dir, version);

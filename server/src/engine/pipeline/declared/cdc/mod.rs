@@ -69,6 +69,8 @@ pub struct Applied {
     pub existed: RecordBatch,
     pub quarantined: Option<RecordBatch>,
     pub spec: Spec,
+    /// Milliseconds spent reading the touched keys' committed events, and replaying them.
+    pub stages_ms: Vec<(&'static str, u64)>,
 }
 
 fn arrow_error(table: &str) -> impl Fn(arrow::error::ArrowError) -> FlowError + '_ {
@@ -169,6 +171,7 @@ pub fn apply(
         .map_err(arrow_error(target))?
         .into_keys()
         .collect();
+    let loading = std::time::Instant::now();
     let before = events::load(
         events_dir,
         version - 1,
@@ -177,14 +180,21 @@ pub fn apply(
         Some(&touched),
     )?;
     let existed = key_columns(&first_per_key(&before, &spec.keys)?, &spec.keys)?;
+    let loaded = loading.elapsed().as_millis() as u64;
+    let replaying = std::time::Instant::now();
     let all = concat_batches(&events.schema(), [&before, &events]).map_err(arrow_error(target))?;
     let rows = replay::replay(&all, &spec).map_err(arrow_error(target))?;
+    let stages_ms = vec![
+        ("events", loaded),
+        ("replay", replaying.elapsed().as_millis() as u64),
+    ];
     Ok(Applied {
         events,
         rows,
         existed,
         quarantined,
         spec,
+        stages_ms,
     })
 }
 

@@ -12,6 +12,8 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+mod spark;
+
 use super::parse::{ParseError, Place, QueryText};
 
 /// The file formats `read_files` reads.
@@ -292,76 +294,8 @@ impl VisitorMut for Finder {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<String> {
-        spark_names(expr);
-        file_metadata(expr);
-        let column = match expr {
-            Expr::Identifier(ident) => Some(ident),
-            Expr::CompoundIdentifier(idents) => idents.last_mut(),
-            _ => None,
-        };
-        if let Some(ident) = column {
-            scd_column(ident);
-        }
+        spark::rewrite(expr);
         ControlFlow::Continue(())
-    }
-}
-
-/// `_metadata.file_path` and `_metadata.file_name` (Spark's file metadata, the path relative to
-/// the data folder) and Reckon's `_metadata.line_number`: the columns a file read carries.
-fn file_metadata(expr: &mut Expr) {
-    let Expr::CompoundIdentifier(idents) = expr else {
-        return;
-    };
-    let [table, field] = idents.as_slice() else {
-        return;
-    };
-    if !table.value.eq_ignore_ascii_case("_metadata") {
-        return;
-    }
-    let column = |name: &str| Expr::Identifier(Ident::with_quote('"', name));
-    *expr = match field.value.to_ascii_lowercase().as_str() {
-        "file_path" => column("__file"),
-        "line_number" => column("__line"),
-        "file_name" => match Parser::new(&GenericDialect {})
-            .try_with_sql(r#"regexp_replace("__file", '^.*/', '')"#)
-            .and_then(|mut p| p.parse_expr())
-        {
-            Ok(e) => e,
-            Err(_) => return,
-        },
-        _ => return,
-    };
-}
-
-/// `__START_AT` and `__END_AT` in any case, as Spark reads them: DataFusion would fold an
-/// unquoted name to lower case and miss the column.
-fn scd_column(ident: &mut Ident) {
-    for name in ["__START_AT", "__END_AT"] {
-        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case(name) {
-            *ident = Ident::with_quote('"', name);
-        }
-    }
-}
-
-/// Spark's function names that DataFusion spells otherwise: `count_if(c)` is `count(CASE WHEN
-/// c THEN 1 END)`.
-fn spark_names(expr: &mut Expr) {
-    let Expr::Function(f) = expr else { return };
-    if !f.name.to_string().eq_ignore_ascii_case("count_if") {
-        return;
-    }
-    let FunctionArguments::List(list) = &f.args else {
-        return;
-    };
-    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(condition))] = list.args.as_slice() else {
-        return;
-    };
-    let when = format!("count(CASE WHEN {condition} THEN 1 END)");
-    if let Ok(rewritten) = Parser::new(&GenericDialect {})
-        .try_with_sql(&when)
-        .and_then(|mut p| p.parse_expr())
-    {
-        *expr = rewritten;
     }
 }
 
