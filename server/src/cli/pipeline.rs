@@ -82,7 +82,8 @@ fn format(text: &str) -> anyhow::Result<Format> {
 
 /// Prints the check's lines for the project's tables; whether one is a PROBLEM.
 async fn check(lab: &Lab, graph: &crate::engine::pipeline::graph::Graph) -> anyhow::Result<bool> {
-    let lines = crate::engine::pipeline::check::check(&lab.flows(), graph).await?;
+    let scope = crate::engine::pipeline::check::Scope::Every;
+    let lines = crate::engine::pipeline::check::check(&lab.flows(), graph, scope).await?;
     lines.iter().for_each(|l| println!("{l}"));
     Ok(lines
         .iter()

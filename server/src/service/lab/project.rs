@@ -110,7 +110,7 @@ impl Lab {
                 .map(|m| LabError::Flow(FlowError::Refused(format!("flow {}: {m}", e.flow))))
         });
         let checking = std::time::Instant::now();
-        let findings = match check::check(&self.flows(), graph).await {
+        let findings = match check::check(&self.flows(), graph, check::Scope::LastRun).await {
             Ok(lines) => lines,
             Err(e) => vec![CheckLine::says(
                 Verdict::Problem,

@@ -5,6 +5,8 @@
 mod cdc;
 mod unique;
 
+pub use cdc::Scope;
+
 use app::model::CheckLine;
 
 use super::graph::Graph;
@@ -12,8 +14,12 @@ use crate::engine::flow::FlowContext;
 use crate::engine::flows::FlowError;
 
 /// The check's lines for a project's tables, one per table it can check.
-pub async fn check(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, FlowError> {
+pub async fn check(
+    cx: &FlowContext,
+    graph: &Graph,
+    scope: Scope,
+) -> Result<Vec<CheckLine>, FlowError> {
     let mut lines = unique::tables(cx, graph).await?;
-    lines.extend(cdc::targets(cx, graph).await?);
+    lines.extend(cdc::targets(cx, graph, scope).await?);
     Ok(lines)
 }

@@ -3,18 +3,19 @@
 //! `engine/state.rs` does for JSON). Files beyond the committed version are a crashed run's and
 //! are never read; the next run writes that version again.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{ArrayRef, BooleanArray, RecordBatch, new_null_array};
-use arrow::compute::{cast, concat_batches, filter_record_batch};
+use arrow::array::{ArrayRef, RecordBatch, new_null_array};
+use arrow::compute::{cast, concat_batches};
 use arrow::datatypes::SchemaRef;
-use arrow::row::OwnedRow;
+use arrow::row::{OwnedRow, RowConverter, SortField};
 use deltalake::parquet::arrow::ArrowWriter;
+use deltalake::parquet::arrow::ProjectionMask;
 use deltalake::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use deltalake::parquet::arrow::arrow_reader::RowSelection;
 
-use super::replay::by_key;
 use crate::engine::flows::FlowError;
 
 fn error(path: &Path, detail: impl ToString) -> FlowError {
@@ -62,6 +63,31 @@ fn committed(dir: &Path, version: i64) -> Result<Vec<PathBuf>, FlowError> {
     Ok(files.into_iter().map(|(_, p)| p).collect())
 }
 
+/// The events committed as `version` alone, with `schema`'s columns.
+pub fn load_version(
+    dir: &Path,
+    version: i64,
+    schema: &SchemaRef,
+) -> Result<RecordBatch, FlowError> {
+    let path = file(dir, version);
+    if !path.exists() {
+        return Ok(RecordBatch::new_empty(schema.clone()));
+    }
+    let opened = fs::File::open(&path).map_err(|e| error(&path, e))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(opened)
+        .and_then(|b| b.build())
+        .map_err(|e| error(&path, e))?;
+    let mut out = vec![];
+    for batch in reader {
+        out.push(aligned(
+            &batch.map_err(|e| error(&path, e))?,
+            schema,
+            &path,
+        )?);
+    }
+    concat_batches(schema, &out).map_err(|e| error(&path, e))
+}
+
 /// The columns of the newest committed events file, if there is one.
 pub fn newest_schema(dir: &Path, version: i64) -> Result<Option<SchemaRef>, FlowError> {
     let Some(path) = committed(dir, version)?.pop() else {
@@ -87,7 +113,8 @@ fn aligned(batch: &RecordBatch, schema: &SchemaRef, path: &Path) -> Result<Recor
 }
 
 /// The committed events (through `version`) of the keys `wanted` holds (all keys when `None`),
-/// with `schema`'s columns, in the order they were read.
+/// with `schema`'s columns, in the order they were read. With `wanted`, each file is read twice:
+/// its key columns, then only the rows of those keys.
 pub fn load(
     dir: &Path,
     version: i64,
@@ -95,30 +122,92 @@ pub fn load(
     keys: &[String],
     wanted: Option<&BTreeSet<OwnedRow>>,
 ) -> Result<RecordBatch, FlowError> {
+    let wanted: Option<HashSet<Box<[u8]>>> =
+        wanted.map(|w| w.iter().map(|r| r.row().as_ref().into()).collect());
     let mut out = vec![];
     for path in committed(dir, version)? {
-        let opened = fs::File::open(&path).map_err(|e| error(&path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(opened)
-            .and_then(|b| b.with_batch_size(65_536).build())
-            .map_err(|e| error(&path, e))?;
-        for batch in reader {
-            let batch = aligned(&batch.map_err(|e| error(&path, e))?, schema, &path)?;
-            let Some(wanted) = wanted else {
-                out.push(batch);
+        let open = || {
+            let opened = fs::File::open(&path).map_err(|e| error(&path, e))?;
+            ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| error(&path, e))
+        };
+        let mut builder = open()?.with_batch_size(65_536);
+        if let Some(wanted) = &wanted {
+            let Some(selection) = matching(open()?, schema, keys, wanted, &path)? else {
                 continue;
             };
-            let mut keep = vec![false; batch.num_rows()];
-            for (key, rows) in by_key(&batch, keys).map_err(|e| error(&path, e))? {
-                if wanted.contains(&key) {
-                    rows.into_iter().for_each(|r| keep[r] = true);
-                }
-            }
-            let kept = filter_record_batch(&batch, &BooleanArray::from(keep))
-                .map_err(|e| error(&path, e))?;
-            out.push(kept);
+            builder = builder.with_row_selection(selection);
+        }
+        for batch in builder.build().map_err(|e| error(&path, e))? {
+            out.push(aligned(
+                &batch.map_err(|e| error(&path, e))?,
+                schema,
+                &path,
+            )?);
         }
     }
     concat_batches(schema, &out).map_err(|e| error(dir, e))
+}
+
+/// The rows of one file whose key is in `wanted` (key bytes as `RowConverter` writes them for
+/// `schema`'s key types), read from its key columns alone; `None` when there are none.
+fn matching(
+    builder: ParquetRecordBatchReaderBuilder<fs::File>,
+    schema: &SchemaRef,
+    keys: &[String],
+    wanted: &HashSet<Box<[u8]>>,
+    path: &Path,
+) -> Result<Option<RowSelection>, FlowError> {
+    let fields: Vec<SortField> = keys
+        .iter()
+        .map(|k| {
+            let field = schema.field_with_name(k).map_err(|e| error(path, e))?;
+            Ok(SortField::new(field.data_type().clone()))
+        })
+        .collect::<Result<_, FlowError>>()?;
+    let converter = RowConverter::new(fields).map_err(|e| error(path, e))?;
+    let total = builder.metadata().file_metadata().num_rows() as usize;
+    let mask = ProjectionMask::columns(builder.parquet_schema(), keys.iter().map(String::as_str));
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(65_536)
+        .build()
+        .map_err(|e| error(path, e))?;
+    let mut ranges: Vec<std::ops::Range<usize>> = vec![];
+    let mut offset = 0;
+    for batch in reader {
+        let batch = batch.map_err(|e| error(path, e))?;
+        let columns: Vec<ArrayRef> = keys
+            .iter()
+            .zip(converter_types(schema, keys))
+            .map(|(k, t)| match batch.column_by_name(k) {
+                Some(c) if c.data_type() == &t => Ok(c.clone()),
+                Some(c) => cast(c, &t).map_err(|e| error(path, e)),
+                None => Err(error(path, format!("the change events have no column {k}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        let rows = converter
+            .convert_columns(&columns)
+            .map_err(|e| error(path, e))?;
+        for (i, row) in rows.iter().enumerate() {
+            if wanted.contains(row.as_ref()) {
+                let at = offset + i;
+                match ranges.last_mut() {
+                    Some(r) if r.end == at => r.end = at + 1,
+                    _ => ranges.push(at..at + 1),
+                }
+            }
+        }
+        offset += batch.num_rows();
+    }
+    Ok((!ranges.is_empty())
+        .then(|| RowSelection::from_consecutive_ranges(ranges.into_iter(), total)))
+}
+
+fn converter_types(schema: &SchemaRef, keys: &[String]) -> Vec<arrow::datatypes::DataType> {
+    keys.iter()
+        .filter_map(|k| schema.field_with_name(k).ok())
+        .map(|f| f.data_type().clone())
+        .collect()
 }
 
 /// Forgets the events of versions after `version`: a crashed run's.
