@@ -12,8 +12,8 @@ use datafusion::prelude::SessionContext;
 
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::FlowError;
-use crate::engine::pipeline::declared::cdc::events;
 use crate::engine::pipeline::declared::cdc::replay::{ARRIVAL, by_key};
+use crate::engine::pipeline::declared::cdc::{self as cdc_flow, events};
 use crate::engine::pipeline::graph::{DELETE, Graph};
 use crate::engine::pipeline::parse::Scd;
 use crate::engine::tables::{self, TableError};
@@ -200,7 +200,18 @@ pub async fn targets(
                 expected.insert(key, rows);
             }
         }
-        let mut stored = stored_rows(&table, &spec.keys, &spec.columns, spec.scd).await?;
+        let only = match scope {
+            Scope::Every => None,
+            Scope::LastRun => {
+                let firsts = cdc_flow::first_per_key(&all, &spec.keys)?;
+                let keys = cdc_flow::key_columns(&firsts, &spec.keys)?;
+                Some(match keys.num_rows() {
+                    0 => datafusion::prelude::lit(false),
+                    _ => cdc_flow::key_filter(&keys, &spec.keys, None)?,
+                })
+            }
+        };
+        let mut stored = stored_rows(&table, &spec.keys, &spec.columns, spec.scd, only).await?;
         if scope == Scope::LastRun {
             stored.retain(|k, _| seen.contains(k));
         }
@@ -243,6 +254,7 @@ async fn stored_rows(
     keys: &[String],
     columns: &[String],
     scd: Scd,
+    only: Option<datafusion::prelude::Expr>,
 ) -> Result<BTreeMap<Vec<String>, Vec<Vec<String>>>, FlowError> {
     let ctx = SessionContext::new();
     let name = tables::table_name(table);
@@ -262,10 +274,20 @@ async fn stored_rows(
     if scd == Scd::Type2 {
         names.extend(["__START_AT".to_string(), "__END_AT".to_string()]);
     }
-    let list: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
-    let sql = format!("SELECT {} FROM target", list.join(", "));
+    let query_error = |source| TableError::Query {
+        table: name.clone(),
+        source,
+    };
+    let mut df = ctx
+        .table("target")
+        .await
+        .and_then(|df| df.select_columns(&names.iter().map(String::as_str).collect::<Vec<_>>()))
+        .map_err(query_error)?;
+    if let Some(only) = only {
+        df = df.filter(only).map_err(query_error)?;
+    }
     let mut out: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
-    for batch in tables::query(&ctx, &name, &sql).await? {
+    for batch in df.collect().await.map_err(query_error)? {
         for row in 0..batch.num_rows() {
             let values = names
                 .iter()

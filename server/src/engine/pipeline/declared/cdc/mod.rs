@@ -230,7 +230,8 @@ fn with_arrival(
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
-fn first_per_key(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
+/// The first row of each key of `batch`, keys in order.
+pub fn first_per_key(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
     let table = "the change events";
     let mut keep = vec![false; batch.num_rows()];
     for rows in replay::by_key(batch, keys)
@@ -242,7 +243,8 @@ fn first_per_key(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, Fl
     filter_record_batch(batch, &BooleanArray::from(keep)).map_err(arrow_error(table))
 }
 
-fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
+/// The key columns of `batch`.
+pub fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, FlowError> {
     let indices: Vec<usize> = keys
         .iter()
         .filter_map(|k| batch.schema().index_of(k).ok())
@@ -268,8 +270,14 @@ fn column(relation: &str, name: &str) -> Expr {
     col(Column::new(Some(relation), name))
 }
 
-/// The target rows of the keys in `existed`: those the MERGE may delete.
-fn existing(existed: &RecordBatch, keys: &[String]) -> Result<Expr, FlowError> {
+/// Rows whose key is one of `existed`'s (its key columns, one row per key), columns of
+/// `relation` (the MERGE's `target`) or unqualified.
+pub fn key_filter(
+    existed: &RecordBatch,
+    keys: &[String],
+    relation: Option<&str>,
+) -> Result<Expr, FlowError> {
+    let column = |name: &str| col(Column::new(relation, name));
     let scalar = |c: &ArrayRef, i: usize| {
         ScalarValue::try_from_array(c, i).map_err(|source| {
             FlowError::Table(TableError::Query {
@@ -283,13 +291,13 @@ fn existing(existed: &RecordBatch, keys: &[String]) -> Result<Expr, FlowError> {
         let list = (0..existed.num_rows())
             .map(|i| scalar(values, i).map(lit))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok(column("target", key).in_list(list, false));
+        return Ok(column(key).in_list(list, false));
     }
     let mut any = lit(false);
     for i in 0..existed.num_rows() {
         let mut all = lit(true);
         for (k, key) in keys.iter().enumerate() {
-            all = all.and(column("target", key).eq(lit(scalar(existed.column(k), i)?)));
+            all = all.and(column(key).eq(lit(scalar(existed.column(k), i)?)));
         }
         any = any.or(all);
     }
@@ -329,7 +337,7 @@ pub async fn write(
             source,
         })?;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let gone = existing(&applied.existed, &applied.spec.keys)?;
+    let gone = key_filter(&applied.existed, &applied.spec.keys, Some("target"))?;
     let before = tables::version(&table);
     let (table, metrics) = table
         .merge(source, matching(&applied.spec))
