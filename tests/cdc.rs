@@ -558,3 +558,44 @@ async fn a_target_changed_behind_the_flows_back_is_a_problem_naming_the_key() {
         "{text}"
     );
 }
+
+/// Many keys at once: 30,000 accounts, then a run that deletes every one and brings back a
+/// third: the MERGE deletes what is gone without naming the keys in a predicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_deletes_thirty_thousand_keys_closes_every_version() {
+    let (lab, project) = lab_with_project("cdc-many");
+    let line = |id: u32, seq: u32, op: &str| {
+        format!(r#"{{"id": "k{id}", "seq": {seq}, "plan": "free", "seats": 1, "op": "{op}"}}"#)
+    };
+    let first: Vec<String> = (0..30_000).map(|i| line(i, 1, "UPSERT")).collect();
+    let dir = lab.data().join("landing/changes");
+    std::fs::write(dir.join("1.json"), first.join("\n") + "\n").unwrap();
+    let engine = reckon::Lab::new(reckon::Config::new(lab.data()));
+    let graph = engine.project(std::path::Path::new(&project)).unwrap();
+    engine.run_project(&graph, &[]).await.unwrap();
+    let second: Vec<String> = (0..30_000)
+        .map(|i| line(i, 2, "DELETE"))
+        .chain((0..10_000).map(|i| line(i, 3, "UPSERT")))
+        .collect();
+    std::fs::write(dir.join("2.json"), second.join("\n") + "\n").unwrap();
+    let run = engine.run_project(&graph, &[]).await.unwrap();
+    assert!(!run.failed(), "{:?}", run.events);
+    assert!(
+        run.findings
+            .iter()
+            .all(|l| l.verdict == app::model::Verdict::Ok),
+        "{:?}",
+        run.findings
+    );
+    let latest = run.events.iter().find(|e| e.flow == "latest_cdc").unwrap();
+    assert_eq!(latest.figures.rows_deleted, 20_000, "{latest:?}");
+    let every = reckon::engine::pipeline::check::Scope::Every;
+    let lines = reckon::engine::pipeline::check::check(&engine.flows(), &graph, every)
+        .await
+        .unwrap();
+    assert!(
+        lines.iter().all(|l| l.verdict == app::model::Verdict::Ok),
+        "{lines:?}"
+    );
+    assert_eq!(rows(&lab, "latest").len(), 10_000);
+}

@@ -205,10 +205,12 @@ pub async fn targets(
             Scope::LastRun => {
                 let firsts = cdc_flow::first_per_key(&all, &spec.keys)?;
                 let keys = cdc_flow::key_columns(&firsts, &spec.keys)?;
-                Some(match keys.num_rows() {
-                    0 => datafusion::prelude::lit(false),
-                    _ => cdc_flow::key_filter(&keys, &spec.keys, None)?,
-                })
+                // Many keys (a first run): every row is read, the map below keeps theirs.
+                match keys.num_rows() {
+                    0 => Some(datafusion::prelude::lit(false)),
+                    n if n > cdc_flow::FILTER_KEYS => None,
+                    _ => Some(cdc_flow::key_filter(&keys, &spec.keys, None)?),
+                }
             }
         };
         let mut stored = stored_rows(&table, &spec.keys, &spec.columns, spec.scd, only).await?;

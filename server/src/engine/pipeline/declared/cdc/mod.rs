@@ -59,14 +59,20 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// The column of a MERGE source row that marks a target row to delete.
+const GONE: &str = "__gone";
+
 /// What a run of an AUTO CDC flow will commit.
 pub struct Applied {
     /// This run's events, each with its place in reading order.
     pub events: RecordBatch,
     /// The target's rows for every key the events touch.
     pub rows: RecordBatch,
-    /// The touched keys that had events before this run (their rows are replaced).
-    pub existed: RecordBatch,
+    /// The rows the touched keys had before this run that they no longer have: deleted by the
+    /// MERGE (their columns as the target's; only keys and `__START_AT` are read).
+    pub gone: RecordBatch,
+    /// Whether any touched key had rows before this run (else the rows are appended).
+    pub existed: bool,
     pub quarantined: Option<RecordBatch>,
     pub spec: Spec,
     /// Milliseconds spent reading the touched keys' committed events, and replaying them.
@@ -179,11 +185,15 @@ pub fn apply(
         &spec.keys,
         Some(&touched),
     )?;
-    let existed = key_columns(&first_per_key(&before, &spec.keys)?, &spec.keys)?;
+    let existed = before.num_rows() > 0;
     let loaded = loading.elapsed().as_millis() as u64;
     let replaying = std::time::Instant::now();
     let all = concat_batches(&events.schema(), [&before, &events]).map_err(arrow_error(target))?;
     let rows = replay::replay(&all, &spec).map_err(arrow_error(target))?;
+    // The rows these keys have now, as the committed events make them (the check holds the
+    // table to that), less those the new rows keep.
+    let old = replay::replay(&before, &spec).map_err(arrow_error(target))?;
+    let gone = not_in(&old, &rows, &identity(&spec)).map_err(arrow_error(target))?;
     let stages_ms = vec![
         ("events", loaded),
         ("replay", replaying.elapsed().as_millis() as u64),
@@ -191,6 +201,7 @@ pub fn apply(
     Ok(Applied {
         events,
         rows,
+        gone,
         existed,
         quarantined,
         spec,
@@ -254,13 +265,51 @@ pub fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, 
         .map_err(arrow_error("the change events"))
 }
 
+/// The columns naming one target row: the keys, and `__START_AT` for SCD 2.
+fn identity(spec: &Spec) -> Vec<String> {
+    let mut on = spec.keys.clone();
+    if spec.scd == Scd::Type2 {
+        on.push(START_AT.to_string());
+    }
+    on
+}
+
+/// The rows of `old` whose identity no row of `new` has.
+fn not_in(
+    old: &RecordBatch,
+    new: &RecordBatch,
+    on: &[String],
+) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let columns = |b: &RecordBatch| {
+        on.iter()
+            .map(|c| {
+                b.column_by_name(c)
+                    .cloned()
+                    .ok_or_else(|| arrow::error::ArrowError::SchemaError(format!("no column {c}")))
+            })
+            .collect::<Result<Vec<ArrayRef>, _>>()
+    };
+    let (old_columns, new_columns) = (columns(old)?, columns(new)?);
+    let converter = arrow::row::RowConverter::new(
+        old_columns
+            .iter()
+            .map(|c| arrow::row::SortField::new(c.data_type().clone()))
+            .collect(),
+    )?;
+    let kept = converter.convert_columns(&new_columns)?;
+    let kept: std::collections::HashSet<&[u8]> = kept.iter().map(|r| r.data()).collect();
+    let before = converter.convert_columns(&old_columns)?;
+    let mask: BooleanArray = before
+        .iter()
+        .map(|r| Some(!kept.contains(r.as_ref())))
+        .collect();
+    filter_record_batch(old, &mask)
+}
+
 /// `target.k = source.k AND ...` (and `__START_AT` for SCD 2): one target row per source row.
 fn matching(spec: &Spec) -> Expr {
-    let mut on: Vec<&str> = spec.keys.iter().map(String::as_str).collect();
-    if spec.scd == Scd::Type2 {
-        on.push(START_AT);
-    }
-    on.iter()
+    identity(spec)
+        .iter()
         .map(|c| column("target", c).eq(column("source", c)))
         .reduce(Expr::and)
         .unwrap_or(lit(false))
@@ -270,8 +319,11 @@ fn column(relation: &str, name: &str) -> Expr {
     col(Column::new(Some(relation), name))
 }
 
-/// Rows whose key is one of `existed`'s (its key columns, one row per key), columns of
-/// `relation` (the MERGE's `target`) or unqualified.
+/// The most keys [`key_filter`] is asked to name.
+pub const FILTER_KEYS: usize = 1_024;
+
+/// Rows whose key is one of `existed`'s (its key columns, one row per key, at most
+/// [`FILTER_KEYS`]), columns of `relation` or unqualified.
 pub fn key_filter(
     existed: &RecordBatch,
     keys: &[String],
@@ -287,25 +339,45 @@ pub fn key_filter(
         })
     };
     if let [key] = keys {
+        // IN lists of a few thousand each: one list of 100 k literals overflows the stack of
+        // the planner's recursion.
         let values = existed.column(0);
-        let list = (0..existed.num_rows())
-            .map(|i| scalar(values, i).map(lit))
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(column(key).in_list(list, false));
+        let mut lists = vec![];
+        for start in (0..existed.num_rows()).step_by(4_096) {
+            let end = (start + 4_096).min(existed.num_rows());
+            let list = (start..end)
+                .map(|i| scalar(values, i).map(lit))
+                .collect::<Result<Vec<_>, _>>()?;
+            lists.push(column(key).in_list(list, false));
+        }
+        return Ok(any(lists));
     }
-    let mut any = lit(false);
+    let mut rows = vec![];
     for i in 0..existed.num_rows() {
         let mut all = lit(true);
         for (k, key) in keys.iter().enumerate() {
             all = all.and(column(key).eq(lit(scalar(existed.column(k), i)?)));
         }
-        any = any.or(all);
+        rows.push(all);
     }
-    Ok(any)
+    Ok(any(rows))
 }
 
-/// Writes the touched keys' rows: appended when none existed before, else one MERGE that
-/// updates matching rows, inserts new ones and deletes the touched keys' rows that are gone.
+/// `a OR b OR ...` as a balanced tree (its depth grows with the log of the count).
+fn any(mut exprs: Vec<Expr>) -> Expr {
+    match exprs.len() {
+        0 => lit(false),
+        1 => exprs.pop().expect("one"),
+        n => {
+            let right = exprs.split_off(n / 2);
+            any(exprs).or(any(right))
+        }
+    }
+}
+
+/// Writes the touched keys' rows: appended when none existed before, else one MERGE whose
+/// source holds the new rows and a delete marker for each row that is gone: it updates matching
+/// rows, inserts new ones and deletes the marked ones, and leaves files of other keys alone.
 /// Returns the table, rows upserted and rows deleted.
 pub async fn write(
     table: DeltaTable,
@@ -318,7 +390,7 @@ pub async fn write(
         source,
     };
     let commit = CommitProperties::default().with_application_transaction(progress.clone());
-    if applied.existed.num_rows() == 0 {
+    if !applied.existed {
         let upserted = applied.rows.num_rows() as u64;
         let table = table
             .write(vec![applied.rows])
@@ -330,32 +402,42 @@ pub async fn write(
     }
     let ctx = SessionContext::new();
     let schema: SchemaRef = applied.rows.schema();
-    let source = ctx
-        .read_batch(applied.rows)
-        .map_err(|source| TableError::Query {
-            table: target.to_string(),
-            source,
-        })?;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let gone = key_filter(&applied.existed, &applied.spec.keys, Some("target"))?;
+    let marked = |batch: RecordBatch, delete: bool| {
+        let n = batch.num_rows();
+        let mut columns = batch.columns().to_vec();
+        columns.push(Arc::new(BooleanArray::from(vec![delete; n])) as ArrayRef);
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new(GONE, arrow::datatypes::DataType::Boolean, false));
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+    };
+    let source = marked(applied.rows, false)
+        .and_then(|rows| Ok((rows, marked(applied.gone, true)?)))
+        .and_then(|(rows, gone)| concat_batches(&rows.schema(), [&rows, &gone]))
+        .map_err(arrow_error(target))?;
+    let source = ctx.read_batch(source).map_err(|source| TableError::Query {
+        table: target.to_string(),
+        source,
+    })?;
+    let gone = || column("source", GONE);
     let before = tables::version(&table);
     let (table, metrics) = table
         .merge(source, matching(&applied.spec))
         .with_source_alias("source")
         .with_target_alias("target")
+        .when_matched_delete(|delete| delete.predicate(gone()))
+        .map_err(delta)?
         .when_matched_update(|update| {
-            names.iter().fold(update, |u, n| {
+            names.iter().fold(update.predicate(!gone()), |u, n| {
                 u.update(Column::new_unqualified(n), column("source", n))
             })
         })
         .map_err(delta)?
         .when_not_matched_insert(|insert| {
-            names.iter().fold(insert, |i, n| {
+            names.iter().fold(insert.predicate(!gone()), |i, n| {
                 i.set(Column::new_unqualified(n), column("source", n))
             })
         })
-        .map_err(delta)?
-        .when_not_matched_by_source_delete(|delete| delete.predicate(gone))
         .map_err(delta)?
         .with_commit_properties(commit)
         .await
@@ -368,4 +450,30 @@ pub async fn write(
         false => table,
     };
     Ok((table, upserted, deleted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check filters a target by up to [`FILTER_KEYS`] keys: the filter plans and runs on a
+    /// Delta table (100 k keys overflow the stack of the table's predicate conversion).
+    #[tokio::test]
+    async fn a_filter_on_the_most_keys_the_check_asks_for_plans_and_runs() {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..FILTER_KEYS as i64));
+        let keys = RecordBatch::try_from_iter(vec![("id", ids)]).unwrap();
+        let filter = key_filter(&keys, &["id".to_string()], None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let tables = crate::engine::tables::Tables::new(dir.path(), None);
+        let table = tables
+            .create_named("t", keys.schema().as_ref())
+            .await
+            .unwrap();
+        let table = table.write(vec![keys]).await.unwrap();
+        let ctx = SessionContext::new();
+        ctx.register_table("t", table.table_provider().await.unwrap())
+            .unwrap();
+        let rows = ctx.table("t").await.unwrap().filter(filter).unwrap();
+        assert_eq!(rows.count().await.unwrap(), FILTER_KEYS);
+    }
 }
