@@ -208,8 +208,8 @@ pub async fn targets(
                 // Many keys (a first run): every row is read, the map below keeps theirs.
                 match keys.num_rows() {
                     0 => Some(datafusion::prelude::lit(false)),
-                    n if n > cdc_flow::FILTER_KEYS => None,
-                    _ => Some(cdc_flow::key_filter(&keys, &spec.keys, None)?),
+                    n if n > cdc_flow::merge::FILTER_KEYS => None,
+                    _ => Some(cdc_flow::merge::key_filter(&keys, &spec.keys, None)?),
                 }
             }
         };

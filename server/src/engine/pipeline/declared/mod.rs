@@ -372,12 +372,13 @@ async fn commit_changes(
     let table = match table {
         Some(t) => t,
         None => {
-            let schema = applied.rows.schema();
+            let schema = applied.rewrite.rows.schema();
             cx.tables.create_for(target, schema.as_ref(), flow).await?
         }
     };
     let progress = Transaction::new(app_id(target), version);
-    let (table, upserted, deleted) = cdc::write(table, applied, progress, target).await?;
+    let (table, upserted, deleted) =
+        cdc::merge::write(table, applied.rewrite, &applied.spec, progress, target).await?;
     event.figures.rows_upserted = upserted;
     event.figures.rows_deleted = deleted;
     let written = writing.elapsed().as_millis() as u64;
