@@ -366,6 +366,26 @@ mod tests {
         flow_query(&text, "__read").unwrap()
     }
 
+    /// Spark's spellings give Spark's answers once DataFusion runs them.
+    #[tokio::test]
+    async fn date_format_and_count_if_read_as_spark_writes_them() {
+        let q = query(
+            "SELECT date_format(CAST('2026-10-03 14:05:09' AS TIMESTAMP), 'yyyy-MM-dd HH:mm:ss') AS at, \
+                    date_format(CAST('2026-10-03' AS DATE), 'dd/MM/yy') AS day, \
+                    count_if(x > 1) AS n FROM (VALUES (1), (2), (3)) AS t(x)",
+        );
+        let ctx = datafusion::prelude::SessionContext::new();
+        let rows = ctx.sql(&q.sql).await.unwrap().collect().await.unwrap();
+        let text = arrow::util::pretty::pretty_format_batches(&rows)
+            .unwrap()
+            .to_string();
+        assert!(
+            text.contains("| 2026-10-03 14:05:09 | 03/10/26 | 2 |"),
+            "{text}"
+        );
+        assert_eq!(spark::chrono_pattern("EEE, d MMM yyyy"), "%a, %d %b %Y");
+    }
+
     #[test]
     fn streams_and_files_are_found_and_renamed() {
         let q = query("SELECT *, to_date(created_at) AS d FROM STREAM bronze_tickets");

@@ -1,4 +1,5 @@
-//! Spark's spellings in a query, rewritten for DataFusion: `count_if`, the file metadata a
+//! Spark's spellings in a query, rewritten for DataFusion: `count_if`, `date_format` with Spark's
+//! patterns, the file metadata a
 //! `read_files` row carries (`_metadata.file_path`), and `__START_AT`/`__END_AT` in any case.
 
 use datafusion::sql::sqlparser::ast::{
@@ -62,20 +63,74 @@ fn scd_column(ident: &mut Ident) {
 /// c THEN 1 END)`.
 fn spark_names(expr: &mut Expr) {
     let Expr::Function(f) = expr else { return };
-    if !f.name.to_string().eq_ignore_ascii_case("count_if") {
-        return;
-    }
     let FunctionArguments::List(list) = &f.args else {
         return;
     };
-    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(condition))] = list.args.as_slice() else {
-        return;
+    let name = f.name.to_string().to_ascii_lowercase();
+    let text = match (name.as_str(), list.args.as_slice()) {
+        ("count_if", [FunctionArg::Unnamed(FunctionArgExpr::Expr(condition))]) => {
+            format!("count(CASE WHEN {condition} THEN 1 END)")
+        }
+        (
+            "date_format",
+            [
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(value)),
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(pattern)),
+            ],
+        ) => {
+            let pattern = pattern.to_string();
+            let Some(pattern) = pattern
+                .strip_prefix('\'')
+                .and_then(|p| p.strip_suffix('\''))
+            else {
+                return;
+            };
+            format!("to_char({value}, '{}')", chrono_pattern(pattern))
+        }
+        _ => return,
     };
-    let when = format!("count(CASE WHEN {condition} THEN 1 END)");
     if let Ok(rewritten) = Parser::new(&GenericDialect {})
-        .try_with_sql(&when)
+        .try_with_sql(&text)
         .and_then(|mut p| p.parse_expr())
     {
         *expr = rewritten;
     }
+}
+
+/// A Spark datetime pattern (`yyyy-MM-dd HH:mm`) as chrono's (`%Y-%m-%d %H:%M`), which
+/// DataFusion's `to_char` takes.
+pub(super) fn chrono_pattern(spark: &str) -> String {
+    let chars: Vec<char> = spark.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|&&x| x == c).count();
+        let piece = match (c, run) {
+            ('y', 2) => "%y",
+            ('y', _) => "%Y",
+            ('M', 1 | 2) => "%m",
+            ('M', 3) => "%b",
+            ('M', _) => "%B",
+            ('d', _) => "%d",
+            ('H', _) => "%H",
+            ('h', _) => "%I",
+            ('m', _) => "%M",
+            ('s', _) => "%S",
+            ('S', _) => "%3f",
+            ('a', _) => "%p",
+            ('E', 1..=3) => "%a",
+            ('E', _) => "%A",
+            ('%', _) => "%%",
+            ('\'', _) => "",
+            _ => {
+                out.extend(std::iter::repeat_n(c, run));
+                i += run;
+                continue;
+            }
+        };
+        out.push_str(piece);
+        i += run;
+    }
+    out
 }
