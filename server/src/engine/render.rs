@@ -1,13 +1,10 @@
 //! Table rows as people and scripts read them (SPEC §2): JSON lines sorted by the table's key,
 //! timestamps as RFC 3339 UTC seconds, money as text with 2 places.
 
-use std::sync::Arc;
-
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
     DataType, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
 };
-use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use serde_json::{Map, Value};
 
@@ -29,7 +26,7 @@ pub async fn sorted_rows(
     name: TableName,
     limit: Option<usize>,
 ) -> Result<Vec<RecordBatch>, TableError> {
-    let ctx = session_with(table, name.as_str()).await?;
+    let ctx = tables::session(table, "t").await?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
     let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
     tables::query(
@@ -45,7 +42,7 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
     let Some(table) = tables.open_named(name).await? else {
         return Err(TableError::Unknown(name.to_string()));
     };
-    let ctx = session_with(&table, name).await?;
+    let ctx = tables::session(&table, "t").await?;
     let columns = tables::arrow_schema(&table)?.fields().len();
     let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
     let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
@@ -54,7 +51,7 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
 
 /// Rows a table holds (at the version it is loaded at).
 pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
-    let ctx = session_with(table, name.as_str()).await?;
+    let ctx = tables::session(table, "t").await?;
     let batches = tables::query(&ctx, name.as_str(), "SELECT count(*) AS n FROM t").await?;
     match batches.first().filter(|b| b.num_rows() > 0) {
         Some(b) => Ok(Columns::of(b, name.as_str())
@@ -65,29 +62,6 @@ pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, Tabl
 }
 
 /// A session with `table` registered as `t`.
-async fn session_with(table: &DeltaTable, name: &str) -> Result<SessionContext, TableError> {
-    let ctx = SessionContext::new();
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(|source| TableError::Delta {
-            table: name.to_string(),
-            source,
-        })?;
-    let provider = table
-        .table_provider()
-        .await
-        .map_err(|source| TableError::Query {
-            table: name.to_string(),
-            source,
-        })?;
-    ctx.register_table("t", Arc::clone(&provider))
-        .map_err(|source| TableError::Query {
-            table: name.to_string(),
-            source,
-        })?;
-    Ok(ctx)
-}
-
 /// Rows as JSON objects, columns in table order.
 pub fn json_rows(batches: &[RecordBatch]) -> Vec<Map<String, Value>> {
     let mut out = vec![];

@@ -7,12 +7,11 @@ use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::Int64Type;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::ScalarValue;
-use datafusion::prelude::SessionContext;
 
-use super::declared::TableState;
 use super::declared::cdc::events;
 use super::declared::cdc::replay::{ARRIVAL, END_AT, START_AT};
 use super::declared::sources::VERSION;
+use super::declared::{self, TableState};
 use super::files::decode::{FILE, LINE};
 use super::graph::DELETE;
 use crate::engine::flow::FlowContext;
@@ -59,17 +58,15 @@ pub async fn key_history(
         .open_named(target)
         .await?
         .ok_or_else(|| FlowError::Refused(format!("{target} has not been written yet")))?;
-    let committed = tables::txn_version(&table, &format!("reckon/{target}"))
-        .await?
-        .unwrap_or(0);
-    let state_dir = cx.state_dir.join("pipeline").join(target);
+    let committed = declared::committed(&table, target).await?;
+    let state_dir = declared::state_dir(cx, target);
     let not_cdc = || FlowError::Refused(format!("{target} is not written by an AUTO CDC flow"));
     if committed == 0 {
         return Err(not_cdc());
     }
     let state: TableState = state::load(&state_dir, committed)?;
     let cdc = state.cdc.ok_or_else(not_cdc)?;
-    let dir = state_dir.join("events");
+    let dir = declared::events_dir(cx, target);
     let mut history = KeyHistory {
         table: target.to_string(),
         key: key.to_string(),
@@ -178,9 +175,7 @@ async fn stored(
         table: name.clone(),
         source,
     };
-    let ctx = SessionContext::new();
-    ctx.register_table("target", table.table_provider().await.map_err(error)?)
-        .map_err(error)?;
+    let ctx = tables::session(table, "target").await?;
     let df = ctx.table("target").await.map_err(error)?;
     let schema = df.schema().as_arrow().clone();
     let batches = df.collect().await.map_err(error)?;

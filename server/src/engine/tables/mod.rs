@@ -369,6 +369,28 @@ pub async fn query(
         .map_err(error)
 }
 
+/// A session in which `alias` reads the table as it is now.
+pub async fn session(
+    table: &DeltaTable,
+    alias: &str,
+) -> Result<datafusion::prelude::SessionContext, TableError> {
+    let name = table_name(table);
+    let ctx = datafusion::prelude::SessionContext::new();
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(|source| TableError::Delta {
+            table: name.clone(),
+            source,
+        })?;
+    let query = |source| TableError::Query {
+        table: name.clone(),
+        source,
+    };
+    let provider = table.table_provider().await.map_err(query)?;
+    ctx.register_table(alias, provider).map_err(query)?;
+    Ok(ctx)
+}
+
 /// The table's name: the last part of its folder.
 pub fn table_name(table: &DeltaTable) -> String {
     table

@@ -14,7 +14,7 @@ use deltalake::kernel::Transaction;
 use deltalake::kernel::transaction::CommitProperties;
 
 use crate::engine::pipeline::check;
-use crate::engine::pipeline::declared::{Declared, QUARANTINE, quarantine_app_id};
+use crate::engine::pipeline::declared::{self, Declared, QUARANTINE, quarantine_app_id};
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
 use crate::engine::pipeline::sql::Source;
 use crate::engine::tables::TableError;
@@ -132,7 +132,7 @@ impl Lab {
     async fn refresh(&self, name: &str) -> Result<(), LabError> {
         let cx = self.flows();
         cx.tables.remove_named(name)?;
-        let state = cx.state_dir.join("pipeline").join(name);
+        let state = declared::state_dir(&cx, name);
         if let Err(e) = std::fs::remove_dir_all(&state)
             && e.kind() != std::io::ErrorKind::NotFound
         {

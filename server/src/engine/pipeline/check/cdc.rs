@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use app::model::{CheckLine, Verdict};
 use arrow::array::{AsArray, RecordBatch};
 use datafusion::common::ScalarValue;
-use datafusion::prelude::SessionContext;
 
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::FlowError;
+use crate::engine::pipeline::declared;
 use crate::engine::pipeline::declared::cdc::replay::{ARRIVAL, by_key};
 use crate::engine::pipeline::declared::cdc::{self as cdc_flow, events};
 use crate::engine::pipeline::graph::{DELETE, Graph};
@@ -132,10 +132,8 @@ pub async fn targets(
         let Some(table) = cx.tables.open_named(target).await? else {
             continue;
         };
-        let committed = tables::txn_version(&table, &format!("reckon/{target}"))
-            .await?
-            .unwrap_or(0);
-        let dir = cx.state_dir.join("pipeline").join(target).join("events");
+        let committed = declared::committed(&table, target).await?;
+        let dir = declared::events_dir(cx, target);
         let Some(schema) = events::newest_schema(&dir, committed)? else {
             continue;
         };
@@ -258,20 +256,8 @@ async fn stored_rows(
     scd: Scd,
     only: Option<datafusion::prelude::Expr>,
 ) -> Result<BTreeMap<Vec<String>, Vec<Vec<String>>>, FlowError> {
-    let ctx = SessionContext::new();
     let name = tables::table_name(table);
-    let provider = table
-        .table_provider()
-        .await
-        .map_err(|source| TableError::Query {
-            table: name.clone(),
-            source,
-        })?;
-    ctx.register_table("target", provider)
-        .map_err(|source| TableError::Query {
-            table: name.clone(),
-            source,
-        })?;
+    let ctx = tables::session(table, "target").await?;
     let mut names: Vec<String> = columns.to_vec();
     if scd == Scd::Type2 {
         names.extend(["__START_AT".to_string(), "__END_AT".to_string()]);

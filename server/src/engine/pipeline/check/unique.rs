@@ -164,15 +164,7 @@ pub async fn tables(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, F
                 keys_of(&kept, &keys, &dataset.name)?.into_iter().collect()
             }
         };
-        let ctx = SessionContext::new();
-        ctx.register_table(
-            "target",
-            target_table
-                .table_provider()
-                .await
-                .map_err(query_error(&dataset.name))?,
-        )
-        .map_err(query_error(&dataset.name))?;
+        let ctx = tables::session(&target_table, "target").await?;
         let stored = tables::query(&ctx, &dataset.name, "SELECT * FROM target").await?;
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for key in keys_of(&stored, &keys, &dataset.name)? {

@@ -57,8 +57,22 @@ fn app_id(table: &str) -> String {
     format!("reckon/{table}")
 }
 
-fn state_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
+/// Where a table's state files live (a full refresh removes the folder).
+pub fn state_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
     cx.state_dir.join("pipeline").join(table)
+}
+
+/// Where an AUTO CDC target's committed change events live.
+pub fn events_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
+    state_dir(cx, table).join("events")
+}
+
+/// The `txn` version of a table's last commit by its flows (0 before the first): it names the
+/// state that commit made current.
+pub async fn committed(table: &DeltaTable, name: &str) -> Result<i64, FlowError> {
+    Ok(tables::txn_version(table, &app_id(name))
+        .await?
+        .unwrap_or(0))
 }
 
 /// One flow of a project's graph, run by the runner.
@@ -114,9 +128,7 @@ impl Flow for Declared<'_> {
             .open_for(&self.flow.target, &self.flow.name)
             .await?;
         let committed = match &table {
-            Some(t) => tables::txn_version(t, &app_id(&self.flow.target))
-                .await?
-                .unwrap_or(0),
+            Some(t) => committed(t, &self.flow.target).await?,
             None => 0,
         };
         let state = match committed {
@@ -127,7 +139,7 @@ impl Flow for Declared<'_> {
             table,
             committed,
             state,
-            events_dir: state_dir(cx, &self.flow.target).join("events"),
+            events_dir: events_dir(cx, &self.flow.target),
         })
     }
 
@@ -364,7 +376,7 @@ async fn commit_changes(
 ) -> Result<(), FlowError> {
     let writing = std::time::Instant::now();
     let dir = state_dir(cx, target);
-    let events_dir = dir.join("events");
+    let events_dir = events_dir(cx, target);
     cdc::events::save(&events_dir, version, &applied.events)?;
     if let Some(quarantined) = applied.quarantined.clone() {
         write_quarantine(cx, target, version, quarantined).await?;
