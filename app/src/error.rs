@@ -16,6 +16,14 @@ pub enum ApiError {
         field: String,
         message: String,
     },
+    /// Bad input in a file: which file (as `field`), where in it, and what is wrong. Nothing was
+    /// written.
+    AtLine {
+        field: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// Another run of the lab is going on.
     Busy(String),
     NotFound(String),
@@ -23,6 +31,8 @@ pub enum ApiError {
     Unauthorized(String),
     /// A token that does not allow this (a viewer producing, a learner in another lab).
     Forbidden(String),
+    /// More than a limit allows (an upload's size or count): nothing was written.
+    TooLarge(String),
     /// Too many requests of one kind in a short time: wait and try again.
     TooMany(String),
     /// Anything else (Kafka down, a table unreadable, ...).
@@ -40,11 +50,12 @@ impl ApiError {
     /// The HTTP status that says what kind of error this is.
     pub fn status(&self) -> u16 {
         match self {
-            Self::Field { .. } => 400,
+            Self::Field { .. } | Self::AtLine { .. } => 400,
             Self::Unauthorized(_) => 401,
             Self::Forbidden(_) => 403,
             Self::NotFound(_) => 404,
             Self::Busy(_) => 409,
+            Self::TooLarge(_) => 413,
             Self::TooMany(_) => 429,
             Self::Failed(_) => 500,
         }
@@ -53,7 +64,7 @@ impl ApiError {
     /// The field this error is about, if it is about one.
     pub fn field_name(&self) -> Option<&str> {
         match self {
-            Self::Field { field, .. } => Some(field),
+            Self::Field { field, .. } | Self::AtLine { field, .. } => Some(field),
             _ => None,
         }
     }
@@ -63,10 +74,17 @@ impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Field { field, message } => write!(f, "{field}: {message}"),
+            Self::AtLine {
+                field,
+                line,
+                column,
+                message,
+            } => write!(f, "{field}:{line}:{column}: {message}"),
             Self::Busy(m)
             | Self::NotFound(m)
             | Self::Unauthorized(m)
             | Self::Forbidden(m)
+            | Self::TooLarge(m)
             | Self::TooMany(m)
             | Self::Failed(m) => f.write_str(m),
         }
@@ -88,14 +106,24 @@ struct ErrorBody {
     error: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
     status: u16,
 }
 
 impl From<ApiError> for ErrorBody {
     fn from(e: ApiError) -> Self {
+        let (line, column) = match &e {
+            ApiError::AtLine { line, column, .. } => (Some(*line), Some(*column)),
+            _ => (None, None),
+        };
         Self {
             error: e.to_string(),
             field: e.field_name().map(str::to_string),
+            line,
+            column,
             status: e.status(),
         }
     }
@@ -108,8 +136,20 @@ impl TryFrom<ErrorBody> for ApiError {
         let ErrorBody {
             error,
             field,
+            line,
+            column,
             status,
         } = body;
+        if let (400, Some(field), Some(line), Some(column)) = (status, &field, line, column) {
+            let prefix = format!("{field}:{line}:{column}: ");
+            let message = error.strip_prefix(&prefix).unwrap_or(&error).to_string();
+            return Ok(Self::AtLine {
+                field: field.clone(),
+                line,
+                column,
+                message,
+            });
+        }
         Ok(match (status, field) {
             (400, Some(field)) => {
                 let message = error
@@ -122,6 +162,7 @@ impl TryFrom<ErrorBody> for ApiError {
             (403, _) => Self::Forbidden(error),
             (404, _) => Self::NotFound(error),
             (409, _) => Self::Busy(error),
+            (413, _) => Self::TooLarge(error),
             (429, _) => Self::TooMany(error),
             (500, _) => Self::Failed(error),
             (other, _) => return Err(format!("an error with status {other}: {error}")),

@@ -127,6 +127,9 @@ pub struct TableView {
     /// Rows the table holds; `rows` shows the first of them.
     pub total_rows: usize,
     pub versions: Vec<TableVersion>,
+    /// Every table of the lab's pipeline, for the page's tabs.
+    #[serde(default)]
+    pub tables: Vec<String>,
 }
 
 /// A node of the pipeline graph.
@@ -149,5 +152,9 @@ pub struct PipelineNode {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineView {
+    /// The course's streams, when the lab runs them.
     pub nodes: Vec<PipelineNode>,
+    /// The lab's declarative project, when it runs one.
+    #[serde(default)]
+    pub project: Option<super::ProjectGraph>,
 }

@@ -37,3 +37,136 @@ pub struct ChangeEvent {
     /// sequence. Such an event splits the version it falls in.
     pub late_after: Option<String>,
 }
+
+/// Which pipeline a lab runs: the course's Kafka streams (the default), or a declarative
+/// project of its own (week 14), kept in the lab's `project/` folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PipelineKind {
+    #[default]
+    Course,
+    Project,
+}
+
+/// A lab's pipeline code: its project's files, or none while it runs the course's streams.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ProjectCode {
+    pub kind: PipelineKind,
+    /// `spark-pipeline.yml` first, then the `.sql` files, by path.
+    pub files: Vec<ProjectFile>,
+    /// The lab has tables: switching pipelines resets them, so it asks first.
+    pub has_tables: bool,
+}
+
+/// One file of a project, by its path inside the project folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectFile {
+    pub path: String,
+    pub text: String,
+}
+
+/// A file in the lab's `landing/` folder, and what the runs made of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandedFile {
+    /// Under `landing/`, `/`-separated.
+    pub path: String,
+    pub size: u64,
+    /// When it was written (its modification time), RFC 3339 UTC.
+    pub landed_at: String,
+    /// The run that loaded it; `None`: not read yet.
+    pub read_by_run: Option<i64>,
+    pub rows: Option<u64>,
+    /// Rows with something kept in `_rescued_data`.
+    pub rescued: Option<u64>,
+    /// Rows of this file a rule dropped (found in `_quarantine`).
+    pub dropped: u64,
+    /// Changed after it was loaded: not read again.
+    pub changed_after_load: bool,
+}
+
+/// A project's graph as the pipeline page draws it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectGraph {
+    pub name: String,
+    pub nodes: Vec<GraphNode>,
+    /// From dataset to dataset (`files` for a file source).
+    pub edges: Vec<(String, String)>,
+    /// Width and height of the drawing, in its units.
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A dataset of the graph, where the layout put it, and what its last run did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphNode {
+    pub name: String,
+    /// streaming table, materialized view, view, AUTO CDC target, files.
+    pub kind: String,
+    pub rows: Option<i64>,
+    /// The last run's status of the flows writing it (`None`: never ran, or a view).
+    pub status: Option<super::FlowStatus>,
+    pub rows_in: u64,
+    pub rows_out: u64,
+    pub dropped: u64,
+    /// Its expectations, with the last run's counts.
+    pub expectations: Vec<super::RuleCount>,
+    /// Where the layout put it: top-left corner and size, in the drawing's units.
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The event log (PIPELINES §6), newest run first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLog {
+    pub runs: Vec<RunEvents>,
+}
+
+/// One run's events, in the order its flows ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEvents {
+    pub run: i64,
+    pub events: Vec<super::FlowRun>,
+}
+
+/// Data quality: each rule's counts per run, and the rows rules set aside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quality {
+    pub rules: Vec<RuleHistory>,
+    pub quarantined: Vec<QuarantinedRow>,
+    /// Quarantined rows not shown (the page shows the newest 200).
+    pub more_quarantined: u64,
+}
+
+/// One expectation of one table, run by run (oldest first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleHistory {
+    pub table: String,
+    pub rule: String,
+    pub condition: String,
+    /// `warn`, `drop row` or `fail update`.
+    pub action: String,
+    pub runs: Vec<RuleRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleRun {
+    pub run: i64,
+    pub passed: u64,
+    pub failed: u64,
+}
+
+/// A row a rule dropped, where it came from, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuarantinedRow {
+    pub run: Option<i64>,
+    pub table: String,
+    /// The rules it failed, joined by `, `.
+    pub rules: String,
+    pub reason: String,
+    /// The row as JSON.
+    pub row: String,
+    pub file: Option<String>,
+    pub line: Option<i64>,
+}

@@ -8,30 +8,30 @@ use crate::components::{current_lab, href};
 use crate::model::TableView;
 use crate::pages::loaded;
 
-/// The tables of the pipeline, in the order data flows through them.
-pub const TABLES: [&str; 4] = ["bronze_orders", "bronze_rejects", "orders", "hourly_sales"];
-
 #[component]
 pub fn TablesPage() -> impl IntoView {
     let query = use_query_map();
     let lab = current_lab();
     let chosen = move || {
         let q = query.read();
-        let name = q.get("table").unwrap_or_else(|| TABLES[0].to_string());
+        // No table named: the server shows the pipeline's first.
+        let name = q.get("table").unwrap_or_default();
         (lab.clone(), name, q.get("version"))
     };
     view! {
         <h1>"Tables"</h1>
-        <nav class="tabs">
-            {TABLES.iter().map(|t| view! { <a href=href(&format!("/tables?table={t}"))>{*t}</a> }).collect_view()}
-        </nav>
         {loaded(chosen, |(lab, name, version)| get_table(lab, name, version), table_view)}
     }
 }
 
 fn table_view(t: TableView) -> impl IntoView {
+    let tabs = view! {
+        <nav class="tabs">
+            {t.tables.iter().map(|name| view! { <a href=href(&format!("/tables?table={name}"))>{name.clone()}</a> }).collect_view()}
+        </nav>
+    };
     let Some(version) = t.version else {
-        return view! { <h2>{t.name}</h2><p>"This table does not exist yet: the first run creates it."</p> }.into_any();
+        return view! { {tabs}<h2>{t.name}</h2><p>"This table does not exist yet: the first run creates it."</p> }.into_any();
     };
     let at = if Some(version) == t.latest_version {
         format!("version {version} (latest)")
@@ -48,6 +48,7 @@ fn table_view(t: TableView) -> impl IntoView {
     };
     let name = t.name.clone();
     view! {
+        {tabs}
         <h2>{format!("{} at {at}", t.name)}</h2>
         <p>{shown}</p>
         <div class="scroll">

@@ -294,17 +294,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             support(&name)?;
             let days = match (days.as_deref(), bad_rows) {
                 (Some(range), _) => {
-                    let (a, b) = range.split_once('-').unwrap_or((range, range));
-                    let parse = |t: &str| {
-                        t.trim()
-                            .parse::<u32>()
-                            .ok()
-                            .filter(|d| (1..=example::DAYS).contains(d))
-                    };
-                    match (parse(a), parse(b)) {
-                        (Some(a), Some(b)) if a <= b => Some((a, b)),
-                        _ => anyhow::bail!("--days: A-B within 1-{}, not {range:?}", example::DAYS),
-                    }
+                    Some(example::days(range).map_err(|e| anyhow::anyhow!("--days: {e}"))?)
                 }
                 (None, true) => None,
                 (None, false) => Some((1, example::DAYS)),

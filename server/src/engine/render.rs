@@ -42,21 +42,29 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
     let Some(table) = tables.open_named(name).await? else {
         return Err(TableError::Unknown(name.to_string()));
     };
-    let ctx = tables::session(&table, "t").await?;
-    let columns = tables::arrow_schema(&table)?.fields().len();
+    rows_by_all_columns(&table, name, None).await
+}
+
+/// A table's rows sorted by all its columns, the first `limit` of them when given.
+pub async fn rows_by_all_columns(
+    table: &DeltaTable,
+    name: &str,
+    limit: Option<usize>,
+) -> Result<Vec<RecordBatch>, TableError> {
+    let ctx = tables::session(table, "t").await?;
+    let columns = tables::arrow_schema(table)?.fields().len();
     let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
-    let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
+    let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
+    let sql = format!("SELECT * FROM t ORDER BY {}{limit}", order.join(", "));
     tables::query(&ctx, name, &sql).await
 }
 
 /// Rows a table holds (at the version it is loaded at).
-pub async fn count_rows(table: &DeltaTable, name: TableName) -> Result<i64, TableError> {
+pub async fn count_rows(table: &DeltaTable, name: &str) -> Result<i64, TableError> {
     let ctx = tables::session(table, "t").await?;
-    let batches = tables::query(&ctx, name.as_str(), "SELECT count(*) AS n FROM t").await?;
+    let batches = tables::query(&ctx, name, "SELECT count(*) AS n FROM t").await?;
     match batches.first().filter(|b| b.num_rows() > 0) {
-        Some(b) => Ok(Columns::of(b, name.as_str())
-            .primitive::<Int64Type>("n")?
-            .value(0)),
+        Some(b) => Ok(Columns::of(b, name).primitive::<Int64Type>("n")?.value(0)),
         None => Ok(0),
     }
 }

@@ -4,6 +4,7 @@ use app::api::ApiError;
 
 use crate::engine::flows::FlowError;
 use crate::service::lab::LabError;
+use crate::service::lab::workspace::WorkspaceError;
 
 /// An engine or history error as an answer: busy, gone, or failed with its reason.
 pub fn failed(e: impl Into<LabError>) -> ApiError {
@@ -14,5 +15,28 @@ pub fn failed(e: impl Into<LabError>) -> ApiError {
             "gold's state keeps the deduplication setting it started with; reset the lab to change it".into(),
         ),
         other => ApiError::Failed(other.to_string()),
+    }
+}
+
+/// A change to a lab's files as an answer: the path or the line at fault (400), a limit (413),
+/// a switch not confirmed (409).
+pub fn refused(e: WorkspaceError) -> ApiError {
+    match e {
+        WorkspaceError::BadPath { .. } => ApiError::field("path", e.to_string()),
+        WorkspaceError::Code {
+            file,
+            line,
+            column,
+            message,
+        } => ApiError::AtLine {
+            field: file,
+            line,
+            column,
+            message,
+        },
+        WorkspaceError::Project { file, message } => ApiError::field(file, message),
+        WorkspaceError::TooLarge(m) => ApiError::TooLarge(m),
+        WorkspaceError::Unconfirmed => ApiError::Busy(e.to_string()),
+        WorkspaceError::Lab(e) => failed(e),
     }
 }

@@ -64,10 +64,15 @@ impl Params {
     pub fn lab(&self) -> &str {
         self.0.get("lab").map_or(DEFAULT_LAB, String::as_str)
     }
+
+    /// A path parameter, empty when the route has none of that name.
+    pub fn get(&self, name: &str) -> &str {
+        self.0.get(name).map_or("", String::as_str)
+    }
 }
 
 /// The lab of the request's path, if its caller may `access` it.
-async fn open(
+pub(super) async fn open(
     state: &AppState,
     headers: &HeaderMap,
     params: &Params,
@@ -77,12 +82,15 @@ async fn open(
 }
 
 /// A whole-number query parameter, or a 400 naming it.
-fn int_param(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
+pub(super) fn int_param(
+    query: &HashMap<String, String>,
+    name: &str,
+) -> Result<Option<i64>, ApiError> {
     query.get(name).map(|v| whole_number(name, v)).transpose()
 }
 
 /// A true/false query parameter, or a 400 naming it.
-fn bool_param(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
+pub(super) fn bool_param(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
     match query.get(name).map(String::as_str) {
         None | Some("false") | Some("0") => Ok(false),
         Some("true") | Some("1") | Some("") => Ok(true),
@@ -94,7 +102,7 @@ fn bool_param(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiEr
 }
 
 /// A JSON object body, or a 400 saying what is wrong with it.
-fn object(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
+pub(super) fn object(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
     match serde_json::from_slice(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::field("body", "must be a JSON object")),

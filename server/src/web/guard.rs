@@ -115,6 +115,31 @@ fn too_many(what: &str, rate: Rate, wait: Duration) -> Response {
     response
 }
 
+/// The most bytes a request's body may hold: an upload to a landing folder more than others.
+fn body_limit(method: &Method, path: &str) -> usize {
+    match *method == Method::POST && path.ends_with("/landing") {
+        true => super::UPLOAD_LIMIT,
+        false => super::BODY_LIMIT,
+    }
+}
+
+/// Answers 413 for a body declared larger than its limit, and cuts off one that grows past it
+/// (its reader then answers 413).
+pub async fn limit_body(request: Request, next: Next) -> Response {
+    let limit = body_limit(request.method(), request.uri().path());
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        let e = ApiError::TooLarge(format!("the body may hold at most {limit} bytes"));
+        return Failure::from(e).into_response();
+    }
+    next.run(request.map(|body| Body::new(http_body_util::Limited::new(body, limit))))
+        .await
+}
+
 /// Holds every write to the limits, then answers a server function's refusal with its status.
 pub async fn limit_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if !is_write(request.method()) {

@@ -4,6 +4,7 @@
 
 mod api;
 mod guard;
+mod pipeline;
 mod serve;
 mod session;
 
@@ -30,8 +31,11 @@ use crate::service::labs::Labs;
 pub use guard::Rates;
 pub use serve::{Timeouts, serve, serve_with, shutdown_signal};
 
-/// Largest body any request may send: one event is under 1 KiB, a form a few.
+/// Largest body any request but an upload may send: one event is under 1 KiB, a form a few,
+/// a project's SQL file a few dozen.
 pub const BODY_LIMIT: usize = 64 * 1024;
+/// Largest upload of files into a lab's landing folder, in one request.
+pub const UPLOAD_LIMIT: usize = 64 * 1024 * 1024;
 /// How long a request's body may take to arrive once its headers have.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -143,7 +147,23 @@ fn own_routes() -> Routes {
             .post(&at("/settings"), api::update_settings)
             .post(&at("/reset"), api::reset)
             .post(&at("/viewer-token"), api::viewer_token)
-            .get(&at("/live"), api::live);
+            .get(&at("/live"), api::live)
+            .get(&at("/pipeline/files"), pipeline::code)
+            .get(&at("/pipeline/files/{*path}"), pipeline::file)
+            .route(
+                Method::PUT,
+                &at("/pipeline/files/{*path}"),
+                pipeline::save_file,
+            )
+            .post(&at("/pipeline/example"), pipeline::example)
+            .post(&at("/pipeline/course"), pipeline::course)
+            .get(&at("/pipeline/graph"), pipeline::graph)
+            .get(&at("/pipeline/events"), pipeline::events)
+            .get(&at("/pipeline/history"), pipeline::key_history)
+            .get(&at("/landing"), pipeline::landing)
+            .post(&at("/landing"), pipeline::upload)
+            .post(&at("/landing/example"), pipeline::land_example)
+            .get(&at("/quality"), pipeline::quality);
     }
     routes
 }
@@ -162,7 +182,7 @@ pub fn write_routes() -> Vec<(Method, String)> {
 
 /// The whole dashboard: pages, server functions, JSON API, live updates, static files. Every
 /// request, whichever router registered its route, passes the same guards: a panic answers 500,
-/// a body over [`BODY_LIMIT`] 413, a write from another site 403, too many writes 429.
+/// a body over [`BODY_LIMIT`] ([`UPLOAD_LIMIT`] for an upload) 413, a write from another site 403, too many writes 429.
 pub fn app(state: AppState) -> Router {
     let server = state.server();
     let context = move || provide_context(server.clone());
@@ -187,8 +207,9 @@ pub fn app(state: AppState) -> Router {
             guard::refuse_cross_site,
         ))
         // The limit inside the timeout: a body over the limit then fails as too large (413),
-        // not as an unreadable body.
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
+        // not as an unreadable body. It is the one limit (axum's own default is off).
+        .layer(axum::middleware::from_fn(guard::limit_body))
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             BODY_TIMEOUT,
         ))

@@ -288,6 +288,11 @@ impl Tables {
         create.await.map_err(delta)
     }
 
+    /// The folder holding every table.
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
     /// Removes every table of the lab.
     pub fn remove_all(&self) -> Result<(), TableError> {
         match std::fs::remove_dir_all(&self.root) {

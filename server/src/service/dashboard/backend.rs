@@ -9,10 +9,13 @@ use super::Dashboard;
 use super::settings::Change;
 use crate::engine::check::Check;
 use crate::engine::flow::Runner;
+use crate::engine::flows::FlowError;
+use crate::engine::pipeline::{example, history};
 use crate::engine::scenario::Scenario;
-use crate::engine::tables::TableName;
-use crate::service::error::failed;
-use crate::service::pages::{freshness, hours, pipeline, produce, runs, tables, topic};
+use crate::service::error::{failed, refused};
+use crate::service::pages::{
+    freshness, hours, pipeline, produce, quality, runs, tables, topic, workspace,
+};
 
 #[async_trait::async_trait]
 impl Backend for Dashboard {
@@ -120,16 +123,7 @@ impl Backend for Dashboard {
     }
 
     async fn table(&self, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
-        let table = TableName::parse(name).map_err(|_| {
-            ApiError::field(
-                "table",
-                format!(
-                    "one of {}, not {name:?}",
-                    TableName::ALL.map(TableName::as_str).join(", ")
-                ),
-            )
-        })?;
-        tables::page(&self.lab, table, version).await
+        tables::page(&self.lab, name, version).await
     }
 
     async fn pipeline(&self) -> Result<PipelineView, ApiError> {
@@ -170,5 +164,72 @@ impl Backend for Dashboard {
         self.lab.reset(own_topic).await.map_err(failed)?;
         self.announce("reset");
         self.settings().await
+    }
+
+    async fn code(&self) -> Result<ProjectCode, ApiError> {
+        workspace::code(&self.lab)
+    }
+
+    async fn save_file(&self, path: &str, text: &str) -> Result<ProjectCode, ApiError> {
+        self.lab.save_project_file(path, text).map_err(refused)?;
+        self.announce("code");
+        workspace::code(&self.lab)
+    }
+
+    async fn start_example(&self, confirm: bool) -> Result<ProjectCode, ApiError> {
+        self.switch(PipelineKind::Project, confirm).await
+    }
+
+    async fn use_course(&self, confirm: bool) -> Result<ProjectCode, ApiError> {
+        self.switch(PipelineKind::Course, confirm).await
+    }
+
+    async fn landing(&self) -> Result<Vec<LandedFile>, ApiError> {
+        workspace::landing(&self.lab).await
+    }
+
+    async fn land_example(
+        &self,
+        days: Option<&str>,
+        bad_rows: bool,
+    ) -> Result<Vec<LandedFile>, ApiError> {
+        let days = days
+            .map(example::days)
+            .transpose()
+            .map_err(|e| ApiError::field("days", e))?;
+        if days.is_none() && !bad_rows {
+            return Err(ApiError::field(
+                "days",
+                "name days to land (1-30), or ask for the bad rows",
+            ));
+        }
+        self.lab.land_example(days, bad_rows).map_err(refused)?;
+        self.landed().await
+    }
+
+    async fn upload(&self, files: Vec<(String, Vec<u8>)>) -> Result<Vec<LandedFile>, ApiError> {
+        self.lab.upload(&files).map_err(refused)?;
+        self.landed().await
+    }
+
+    async fn graph(&self) -> Result<Option<ProjectGraph>, ApiError> {
+        Ok(pipeline::page(&self.lab).await?.project)
+    }
+
+    async fn events(&self, run: Option<i64>) -> Result<EventLog, ApiError> {
+        quality::events(&self.lab, run).await
+    }
+
+    async fn quality(&self, run: Option<i64>) -> Result<Quality, ApiError> {
+        quality::quality(&self.lab, run).await
+    }
+
+    async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError> {
+        history::key_history(&self.lab.flows(), table, key)
+            .await
+            .map_err(|e| match e {
+                FlowError::Refused(m) => ApiError::field("key", m),
+                other => failed(other),
+            })
     }
 }

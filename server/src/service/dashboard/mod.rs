@@ -6,6 +6,7 @@ mod backend;
 mod running;
 mod runs;
 pub mod settings;
+mod workspace;
 
 use std::sync::{Arc, Mutex};
 

@@ -21,6 +21,7 @@ use crate::store::{History, HistoryError};
 mod lock;
 mod pipeline;
 pub mod project;
+pub mod workspace;
 
 pub use lock::LabLock;
 

@@ -35,6 +35,13 @@ impl ProjectRun {
         self.events.iter().any(|e| e.status == FlowStatus::Failed)
     }
 
+    /// The first failed flow's error, as the run's.
+    pub fn error(&self) -> Option<String> {
+        self.events
+            .iter()
+            .find_map(|e| e.error.as_ref().map(|m| format!("flow {}: {m}", e.flow)))
+    }
+
     pub fn has_problem(&self) -> bool {
         self.findings.iter().any(|f| f.verdict == Verdict::Problem)
     }
@@ -51,6 +58,17 @@ impl Lab {
         &self,
         graph: &Graph,
         full_refresh: &[String],
+    ) -> Result<ProjectRun, LabError> {
+        self.run_project_with(graph, full_refresh, |_| {}).await
+    }
+
+    /// A project run that tells `started` its history id (`None` without a history) once it
+    /// holds the lab's lock.
+    pub async fn run_project_with(
+        &self,
+        graph: &Graph,
+        full_refresh: &[String],
+        started: impl FnOnce(Option<i64>),
     ) -> Result<ProjectRun, LabError> {
         for name in full_refresh {
             if graph.dataset(name).is_none() {
@@ -83,6 +101,7 @@ impl Lab {
             self.refresh(name).await?;
         }
         let id = self.start_record().await;
+        started(id);
         let mut runner = Runner::new(self.flows());
         let mut failed: BTreeSet<&str> = BTreeSet::new();
         for flow in &graph.flows {

@@ -2,12 +2,15 @@
 //! Kafka and the history, into the shared types of `app::model`.
 
 pub mod freshness;
+pub mod graph;
 pub mod hours;
 pub mod pipeline;
 pub mod produce;
+pub mod quality;
 pub mod runs;
 pub mod tables;
 pub mod topic;
+pub mod workspace;
 
 use app::api::ApiError;
 

@@ -2,17 +2,25 @@
 //! and how fresh it is.
 
 use app::api::ApiError;
-use app::model::{CheckOutcome, PipelineNode, PipelineView};
+use app::model::{CheckOutcome, PipelineKind, PipelineNode, PipelineView};
 
 use super::history;
 use crate::engine::flows::{gold, pending, silver};
 use crate::engine::render;
 use crate::engine::tables::{self, TableName};
-use crate::service::error::failed;
+use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
 
-/// The pipeline graph: topic -> bronze -> orders / hourly_sales -> check.
+/// The lab's pipeline: its project's graph, or the course's topic -> bronze -> orders /
+/// hourly_sales -> check.
 pub async fn page(lab: &Lab) -> Result<PipelineView, ApiError> {
+    if lab.kind() == PipelineKind::Project {
+        let graph = lab.project_graph().map_err(refused)?;
+        return Ok(PipelineView {
+            nodes: vec![],
+            project: Some(super::graph::project_graph(lab, &graph).await?),
+        });
+    }
     let history = history(lab)?;
     let last = history.last_runs(&lab.config.lab).await.map_err(failed)?;
     let at = |stream: &str| last.get(stream).cloned();
@@ -105,13 +113,18 @@ pub async fn page(lab: &Lab) -> Result<PipelineView, ApiError> {
             Some(CheckOutcome::Problem) => "the last check found a PROBLEM".into(),
         },
     });
-    Ok(PipelineView { nodes })
+    Ok(PipelineView {
+        nodes,
+        project: None,
+    })
 }
 
 async fn count(lab: &Lab, name: TableName) -> Result<Option<i64>, ApiError> {
     match lab.tables.open(name).await.map_err(failed)? {
         Some(table) => Ok(Some(
-            render::count_rows(&table, name).await.map_err(failed)?,
+            render::count_rows(&table, name.as_str())
+                .await
+                .map_err(failed)?,
         )),
         None => Ok(None),
     }

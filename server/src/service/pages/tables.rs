@@ -1,14 +1,16 @@
 //! The tables page: a table's rows at a version, and its commits.
 
 use app::api::ApiError;
-use app::model::{TableVersion, TableView};
+use app::model::{PipelineKind, TableVersion, TableView};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use serde_json::Value;
 
+use crate::engine::pipeline::declared::QUARANTINE;
+use crate::engine::pipeline::parse::Kind;
 use crate::engine::render;
 use crate::engine::tables::{self, TableName};
-use crate::service::error::failed;
+use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
 
 /// Rows the tables page shows of a table.
@@ -16,23 +18,68 @@ const TABLE_ROWS_SHOWN: usize = 200;
 /// Commits the tables page lists.
 const VERSIONS_SHOWN: usize = 50;
 
+/// The tables a lab may show, in the order data flows: the course's, or its project's (and
+/// `_quarantine`).
+fn lab_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
+    match lab.kind() {
+        PipelineKind::Course => Ok(TableName::ALL.map(|t| t.as_str().to_string()).to_vec()),
+        PipelineKind::Project => project_tables(lab),
+    }
+}
+
+/// A project's tables in the graph's order (views have none), then `_quarantine`.
+pub fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
+    let graph = lab.project_graph().map_err(refused)?;
+    let mut names: Vec<String> = graph
+        .datasets
+        .iter()
+        .filter(|d| d.kind != Kind::TemporaryView)
+        .map(|d| d.name.clone())
+        .collect();
+    names.push(QUARANTINE.to_string());
+    Ok(names)
+}
+
 /// A table's rows at `version` (the latest when `None`) and its commits.
-pub async fn page(lab: &Lab, name: TableName, version: Option<i64>) -> Result<TableView, ApiError> {
+/// An empty `name` is the first table.
+pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
+    let all = lab_tables(lab)?;
+    let name = match name {
+        "" => all.first().map_or("", String::as_str),
+        name => name,
+    };
+    if !all.iter().any(|t| t == name) {
+        return Err(ApiError::field(
+            "table",
+            format!("one of {}, not {name:?}", all.join(", ")),
+        ));
+    }
+    let course = TableName::parse(name)
+        .ok()
+        .filter(|_| lab.kind() == PipelineKind::Course);
     let mut view = TableView {
         name: name.to_string(),
         version: None,
         latest_version: None,
-        columns: name
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect(),
+        columns: course
+            .map(|t| {
+                t.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
         rows: vec![],
         total_rows: 0,
         versions: vec![],
+        tables: all.clone(),
     };
-    let Some(mut table) = lab.tables.open(name).await.map_err(failed)? else {
+    let opened = match course {
+        Some(t) => lab.tables.open(t).await,
+        None => lab.tables.open_named(name).await,
+    };
+    let Some(mut table) = opened.map_err(failed)? else {
         return Ok(view);
     };
     let latest = tables::version(&table);
@@ -70,9 +117,15 @@ pub async fn page(lab: &Lab, name: TableName, version: Option<i64>) -> Result<Ta
     }
     view.version = Some(tables::version(&table));
     view.total_rows = render::count_rows(&table, name).await.map_err(failed)? as usize;
-    let batches = render::sorted_rows(&table, name, Some(TABLE_ROWS_SHOWN))
-        .await
-        .map_err(failed)?;
+    let batches = match course {
+        Some(t) => render::sorted_rows(&table, t, Some(TABLE_ROWS_SHOWN)).await,
+        None => {
+            let schema = tables::arrow_schema(&table).map_err(failed)?;
+            view.columns = schema.fields().iter().map(|f| f.name().clone()).collect();
+            render::rows_by_all_columns(&table, name, Some(TABLE_ROWS_SHOWN)).await
+        }
+    }
+    .map_err(failed)?;
     view.rows = render::json_rows(&batches)
         .into_iter()
         .map(|row| {

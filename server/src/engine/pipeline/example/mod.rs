@@ -35,6 +35,21 @@ fn failed(path: &Path, detail: impl ToString) -> ExampleError {
     }
 }
 
+/// Days `A-B` (or one day `A`) within 1-[`DAYS`], as typed; the error says what is accepted.
+pub fn days(text: &str) -> Result<(u32, u32), String> {
+    let (a, b) = text.split_once('-').unwrap_or((text, text));
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| (1..=DAYS).contains(d))
+    };
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) if a <= b => Ok((a, b)),
+        _ => Err(format!("A-B within 1-{DAYS}, not {text:?}")),
+    }
+}
+
 /// The project: `spark-pipeline.yml` and `transformations/support.sql`, reading `format`.
 pub fn write_project(dir: &Path, format: Format) -> Result<(), ExampleError> {
     write_sql(dir, &sql(format, true))

@@ -1,0 +1,129 @@
+//! The server functions of a lab's declarative pipeline (week 14): its code, its landed files,
+//! its event log and its data quality. Uploads go to the JSON API's multipart route, which the
+//! landing page's form posts to.
+
+use leptos::prelude::*;
+
+use crate::error::ApiError;
+#[cfg(feature = "ssr")]
+use crate::error::whole_number;
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use super::backend::Access;
+#[cfg(feature = "ssr")]
+use super::call::{guarded, open, ticked};
+
+#[server(prefix = "/fn", endpoint = "code")]
+pub async fn get_code(lab: String) -> Result<ProjectCode, ApiError> {
+    guarded(async move { open(&lab, Access::Read, &None).await?.code().await }).await
+}
+
+#[server(prefix = "/fn", endpoint = "save_file")]
+pub async fn save_file(
+    lab: String,
+    csrf: Option<String>,
+    path: String,
+    text: String,
+) -> Result<ProjectCode, ApiError> {
+    guarded(async move {
+        // A browser's textarea sends CRLF line ends; the project keeps the file's own.
+        let text = text.replace("\r\n", "\n");
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .save_file(&path, &text)
+            .await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "start_example")]
+pub async fn start_example(
+    lab: String,
+    csrf: Option<String>,
+    confirm: Option<String>,
+) -> Result<ProjectCode, ApiError> {
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .start_example(ticked(&confirm))
+            .await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "use_course")]
+pub async fn use_course(
+    lab: String,
+    csrf: Option<String>,
+    confirm: Option<String>,
+) -> Result<ProjectCode, ApiError> {
+    guarded(async move {
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .use_course(ticked(&confirm))
+            .await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "landing")]
+pub async fn get_landing(lab: String) -> Result<Vec<LandedFile>, ApiError> {
+    guarded(async move { open(&lab, Access::Read, &None).await?.landing().await }).await
+}
+
+#[server(prefix = "/fn", endpoint = "land_example")]
+pub async fn land_example(
+    lab: String,
+    csrf: Option<String>,
+    days: Option<String>,
+    bad_rows: Option<String>,
+) -> Result<Vec<LandedFile>, ApiError> {
+    guarded(async move {
+        let days = days.filter(|d| !d.trim().is_empty());
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .land_example(days.as_deref(), ticked(&bad_rows))
+            .await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "events")]
+pub async fn get_events(lab: String, run: Option<String>) -> Result<EventLog, ApiError> {
+    guarded(async move {
+        let run = run
+            .filter(|r| !r.is_empty())
+            .map(|r| whole_number("run", &r))
+            .transpose()?;
+        open(&lab, Access::Read, &None).await?.events(run).await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "quality")]
+pub async fn get_quality(lab: String, run: Option<String>) -> Result<Quality, ApiError> {
+    guarded(async move {
+        let run = run
+            .filter(|r| !r.is_empty())
+            .map(|r| whole_number("run", &r))
+            .transpose()?;
+        open(&lab, Access::Read, &None).await?.quality(run).await
+    })
+    .await
+}
+
+#[server(prefix = "/fn", endpoint = "key_history")]
+pub async fn get_key_history(
+    lab: String,
+    table: String,
+    key: String,
+) -> Result<KeyHistory, ApiError> {
+    guarded(async move {
+        open(&lab, Access::Read, &None)
+            .await?
+            .key_history(&table, &key)
+            .await
+    })
+    .await
+}

@@ -1,0 +1,176 @@
+//! A declarative project's graph as the pipeline page draws it: file sources and datasets laid
+//! out in layers (a node one layer right of everything it reads), each with its rows and what
+//! the last run did to it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use app::api::ApiError;
+use app::model::{FlowRun, FlowStatus, GraphNode, ProjectGraph, RuleCount};
+
+use super::history;
+use crate::engine::pipeline::graph::{FlowKind, Graph};
+use crate::engine::pipeline::parse::Kind;
+use crate::engine::pipeline::sql::{FlowQuery, Source};
+use crate::engine::render;
+use crate::service::error::failed;
+use crate::service::lab::Lab;
+
+/// The drawing's units: a node's width, its height before its rules, a rule's line, the gaps.
+const WIDTH: u32 = 220;
+const HEIGHT: u32 = 92;
+const RULE: u32 = 18;
+const GAP_X: u32 = 80;
+const GAP_Y: u32 = 28;
+const MARGIN: u32 = 16;
+
+/// What a node reads: each dataset or file path a flow (or a view it uses) reads, to what it
+/// fills. File sources are named by their path.
+fn edges(graph: &Graph) -> BTreeSet<(String, String)> {
+    let source = |read: &crate::engine::pipeline::sql::Read| match &read.source {
+        Source::Table(name) => name.clone(),
+        Source::Files { path, .. } => path.clone(),
+    };
+    let mut edges = BTreeSet::new();
+    let mut add = |query: &FlowQuery, to: &str| {
+        for read in &query.reads {
+            edges.insert((source(read), to.to_string()));
+        }
+    };
+    for flow in &graph.flows {
+        for (view, query) in &flow.views {
+            add(query, view);
+        }
+        add(&flow.query, &flow.target);
+    }
+    edges
+}
+
+/// Each node's layer: 0 for what reads nothing, else one more than the deepest it reads.
+fn layers(nodes: &[String], edges: &BTreeSet<(String, String)>) -> BTreeMap<String, u32> {
+    let mut layer: BTreeMap<String, u32> = nodes.iter().map(|n| (n.clone(), 0)).collect();
+    // The graph has no cycle (the project would not load), so this settles within |nodes| passes.
+    for _ in 0..nodes.len() {
+        let mut moved = false;
+        for (from, to) in edges {
+            let want = layer.get(from).copied().unwrap_or(0) + 1;
+            if layer.get(to).is_some_and(|&l| l < want) {
+                layer.insert(to.clone(), want);
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    layer
+}
+
+/// The last run's events, by target.
+async fn last_run(lab: &Lab) -> Result<BTreeMap<String, Vec<FlowRun>>, ApiError> {
+    let history = history(lab)?;
+    let last = history
+        .last_finished_run(&lab.config.lab)
+        .await
+        .map_err(failed)?;
+    let mut by_target: BTreeMap<String, Vec<FlowRun>> = BTreeMap::new();
+    if let Some(run) = last {
+        for (_, event) in history
+            .events(&lab.config.lab, Some(run.id))
+            .await
+            .map_err(failed)?
+        {
+            if let Some(target) = event.target.clone() {
+                by_target.entry(target).or_default().push(event);
+            }
+        }
+    }
+    Ok(by_target)
+}
+
+pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, ApiError> {
+    let edges = edges(graph);
+    let mut names: Vec<String> = edges
+        .iter()
+        .map(|(from, _)| from.clone())
+        .filter(|n| graph.dataset(n).is_none())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    names.extend(graph.datasets.iter().map(|d| d.name.clone()));
+    let layer = layers(&names, &edges);
+    let runs = last_run(lab).await?;
+    let mut column_heights: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut nodes = vec![];
+    for name in names {
+        let dataset = graph.dataset(&name);
+        let cdc = graph
+            .flows
+            .iter()
+            .any(|f| f.target == name && f.kind == FlowKind::AutoCdc);
+        let kind = match dataset.map(|d| d.kind) {
+            None => "files".to_string(),
+            Some(_) if cdc => "AUTO CDC target".to_string(),
+            Some(k) => k.as_str().to_string(),
+        };
+        let rows = match dataset.filter(|d| d.kind != Kind::TemporaryView) {
+            Some(_) => match lab.tables.open_named(&name).await.map_err(failed)? {
+                Some(table) => Some(render::count_rows(&table, &name).await.map_err(failed)?),
+                None => None,
+            },
+            None => None,
+        };
+        let events = runs.get(&name).map(Vec::as_slice).unwrap_or_default();
+        let mut expectations: Vec<RuleCount> = dataset
+            .map(|d| &d.expectations)
+            .into_iter()
+            .flatten()
+            .map(|e| RuleCount {
+                name: e.name.clone(),
+                passed: 0,
+                failed: 0,
+            })
+            .collect();
+        for count in events.iter().flat_map(|e| &e.figures.expectations) {
+            if let Some(rule) = expectations.iter_mut().find(|r| r.name == count.name) {
+                rule.passed += count.passed;
+                rule.failed += count.failed;
+            }
+        }
+        // The worst of the flows writing it: failed, then completed, idle, skipped.
+        let status = [
+            FlowStatus::Failed,
+            FlowStatus::Completed,
+            FlowStatus::Idle,
+            FlowStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|s| events.iter().any(|e| e.status == *s));
+        let column = layer[&name];
+        let height = HEIGHT + RULE * expectations.len() as u32;
+        let y = column_heights.entry(column).or_insert(MARGIN);
+        let node = GraphNode {
+            kind,
+            rows,
+            status,
+            rows_in: events.iter().map(|e| e.figures.rows_read).sum(),
+            rows_out: events.iter().map(|e| e.figures.rows_written).sum(),
+            dropped: events.iter().map(|e| e.figures.rows_dropped).sum(),
+            expectations,
+            x: MARGIN + column * (WIDTH + GAP_X),
+            y: *y,
+            width: WIDTH,
+            height,
+            name,
+        };
+        *y += height + GAP_Y;
+        nodes.push(node);
+    }
+    let columns = column_heights.len() as u32;
+    Ok(ProjectGraph {
+        name: graph.name.clone(),
+        nodes,
+        edges: edges.into_iter().collect(),
+        width: 2 * MARGIN + columns * WIDTH + columns.saturating_sub(1) * GAP_X,
+        height: column_heights.values().copied().max().unwrap_or(MARGIN) + MARGIN,
+    })
+}

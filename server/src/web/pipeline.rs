@@ -1,0 +1,253 @@
+//! The JSON API of a lab's declarative pipeline (PIPELINES §6 in the browser): its project's
+//! files, landing files (multipart uploads, the role checked before the body is read), the
+//! graph, the event log, data quality. Each answers as the matching page shows it.
+
+use std::collections::HashMap;
+
+use app::api::{Access, ApiError, Backend};
+use app::model::{EventLog, KeyHistory, LandedFile, ProjectCode, ProjectGraph, Quality};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::multipart::MultipartError;
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
+use axum::http::header::ACCEPT;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde_json::Value;
+
+use super::AppState;
+use super::api::{Failure, Params, bool_param, int_param, object, open};
+use crate::access;
+use crate::service::error::refused;
+use crate::service::lab::workspace::{MAX_FILES, checked_path};
+
+type Answer<T> = Result<Json<T>, Failure>;
+
+pub async fn code(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<ProjectCode> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.code().await?))
+}
+
+/// One project file as its raw text.
+pub async fn file(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    let path = params.get("path");
+    let code = lab.code().await?;
+    match code.files.into_iter().find(|f| f.path == path) {
+        Some(f) => Ok(([("content-type", "text/plain; charset=utf-8")], f.text).into_response()),
+        None => Err(ApiError::NotFound(format!("the project has no file {path:?}")).into()),
+    }
+}
+
+/// Saves a project file from the raw text body, if the project still reads into a graph.
+pub async fn save_file(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Answer<ProjectCode> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let path = params.get("path");
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::field(path, "the file must be UTF-8 text"))?;
+    Ok(Json(lab.save_file(path, &text).await?))
+}
+
+/// Switches to week 14's example: at once when the lab has no tables, else with `?confirm=true`.
+pub async fn example(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<ProjectCode> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let confirm = bool_param(&query, "confirm")?;
+    Ok(Json(lab.start_example(confirm).await?))
+}
+
+/// Switches back to the course's streams, as [`example`] does.
+pub async fn course(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<ProjectCode> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let confirm = bool_param(&query, "confirm")?;
+    Ok(Json(lab.use_course(confirm).await?))
+}
+
+pub async fn landing(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<Vec<LandedFile>> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.landing().await?))
+}
+
+/// `{"days": "1-30", "bad_rows": false}`.
+pub async fn land_example(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Answer<Vec<LandedFile>> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let body = object(&body)?;
+    let days = match body.get("days") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(_) => return Err(ApiError::field("days", "text such as \"1-30\"").into()),
+    };
+    let bad_rows = match body.get("bad_rows") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(ApiError::field("bad_rows", "true or false").into()),
+    };
+    Ok(Json(lab.land_example(days.as_deref(), bad_rows).await?))
+}
+
+/// A multipart error: over the body limit (413), or a body that is not multipart (400).
+fn unreadable(e: MultipartError) -> ApiError {
+    match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(e.body_text()),
+        _ => ApiError::field("file", e.body_text()),
+    }
+}
+
+/// Files as multipart parts named `file`, each filename a path under `landing/`. The role is
+/// checked before the body is read; every path is checked before any file is written. A form
+/// post from the landing page (it accepts HTML) is sent back to the page with the outcome; its
+/// CSRF token comes in the query, as a form cannot set a header.
+pub async fn upload(
+    State(state): State<AppState>,
+    params: Params,
+    Query(query): Query<HashMap<String, String>>,
+    request: Request,
+) -> Result<Response, Failure> {
+    let mut headers = request.headers().clone();
+    if let Some(csrf) = query.get("csrf")
+        && access::csrf_header(&headers).is_none()
+        && let Ok(value) = csrf.parse()
+    {
+        headers.insert(access::CSRF_HEADER, value);
+    }
+    let form = headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"));
+    let outcome = receive(&state, &params, &headers, request).await;
+    if !form {
+        return Ok(Json(outcome?).into_response());
+    }
+    let page = match params.lab() {
+        app::model::DEFAULT_LAB => "/landing".to_string(),
+        lab => format!("/labs/{lab}/landing"),
+    };
+    let said = match outcome {
+        Ok(files) => format!("uploaded={}", files.len()),
+        Err(e) => format!(
+            "error={}",
+            percent_encoding::utf8_percent_encode(
+                &e.to_string(),
+                percent_encoding::NON_ALPHANUMERIC
+            )
+        ),
+    };
+    Ok(Redirect::to(&format!("{page}?{said}")).into_response())
+}
+
+async fn receive(
+    state: &AppState,
+    params: &Params,
+    headers: &HeaderMap,
+    request: Request,
+) -> Result<Vec<LandedFile>, ApiError> {
+    let lab = open(state, headers, params, Access::Write).await?;
+    let mut multipart = Multipart::from_request(request, state)
+        .await
+        .map_err(|e| ApiError::field("file", e.body_text()))?;
+    let mut files = vec![];
+    while let Some(part) = multipart.next_field().await.map_err(unreadable)? {
+        if part.name() != Some("file") {
+            return Err(ApiError::field(
+                "file",
+                format!("parts are named file, not {:?}", part.name().unwrap_or("")),
+            ));
+        }
+        let Some(name) = part.file_name().map(str::to_string) else {
+            return Err(ApiError::field(
+                "file",
+                "each part needs a filename: its path under landing/",
+            ));
+        };
+        checked_path(&name).map_err(refused)?;
+        if files.len() == MAX_FILES {
+            return Err(ApiError::TooLarge(format!(
+                "at most {MAX_FILES} files in one upload"
+            )));
+        }
+        let bytes = part.bytes().await.map_err(unreadable)?;
+        files.push((name, bytes.to_vec()));
+    }
+    if files.is_empty() {
+        return Err(ApiError::field("file", "no file was sent"));
+    }
+    lab.upload(files).await
+}
+
+pub async fn graph(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<Option<ProjectGraph>> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.graph().await?))
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<EventLog> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.events(int_param(&query, "run")?).await?))
+}
+
+pub async fn quality(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<Quality> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.quality(int_param(&query, "run")?).await?))
+}
+
+/// `?table=accounts&key=acc-007`.
+pub async fn key_history(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<KeyHistory> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    let text = |name: &str| {
+        query
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ApiError::field(name, "required"))
+    };
+    Ok(Json(lab.key_history(&text("table")?, &text("key")?).await?))
+}
