@@ -81,23 +81,27 @@ pub fn CsrfField() -> impl IntoView {
     }
 }
 
-/// Shows `children` only to those who may change the current lab (the run button). The children
-/// make no resources: a page's data is loaded with the session instead (see the produce page).
+/// Shows `children` only to those who may change the current lab (the run button), and
+/// `fallback` (if any) to the others. The children make no resources: a page's data is loaded
+/// with the session instead (see the produce page).
 #[component]
-pub fn IfWriter(children: ChildrenFn) -> impl IntoView {
+pub fn IfWriter(children: ChildrenFn, #[prop(optional, into)] fallback: ViewFn) -> impl IntoView {
     let session = Session::resource();
     let lab = current_lab();
     let children = StoredValue::new(children);
     view! {
         <Suspense>
             {move || {
-                let lab = lab.clone();
+                let (lab, fallback) = (lab.clone(), fallback.clone());
                 Suspend::new(async move {
                     let may = match session {
                         Some(s) => s.await.is_ok_and(|s| s.may_write(&lab)),
                         None => false,
                     };
-                    may.then(|| untrack(|| children.with_value(|c| c())))
+                    match may {
+                        true => untrack(|| children.with_value(|c| c())).into_any(),
+                        false => fallback.run(),
+                    }
                 })
             }}
         </Suspense>

@@ -19,7 +19,7 @@ use crate::model::{DEFAULT_LAB, Role};
 pub use components::Live;
 
 /// Routes of the dashboard's pages, in the order the navigation shows them.
-pub const PAGES: [(&str, &str); 7] = [
+pub const PAGES: [(&str, &str); 11] = [
     ("/", "Freshness"),
     ("/runs", "Runs"),
     ("/hours", "Reconciliation"),
@@ -27,6 +27,10 @@ pub const PAGES: [(&str, &str); 7] = [
     ("/topic", "Topic"),
     ("/tables", "Tables"),
     ("/pipeline", "Pipeline"),
+    ("/code", "Code"),
+    ("/landing", "Landing"),
+    ("/quality", "Quality"),
+    ("/events", "Events"),
 ];
 
 /// The HTML document around the app; the server renders it for every page.
@@ -72,6 +76,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/labs/:lab/topic") view=pages::topic::TopicPage ssr=SsrMode::Async />
                     <Route path=path!("/labs/:lab/tables") view=pages::tables::TablesPage ssr=SsrMode::Async />
                     <Route path=path!("/labs/:lab/pipeline") view=pages::pipeline::PipelinePage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/code") view=pages::code::CodePage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/events") view=pages::events::EventsPage ssr=SsrMode::Async />
                     <Route path=path!("/") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
                     <Route path=path!("/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
                     <Route path=path!("/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
@@ -88,6 +96,10 @@ pub fn App() -> impl IntoView {
                         view=pages::pipeline::PipelinePage
                         ssr=SsrMode::Async
                     />
+                    <Route path=path!("/code") view=pages::code::CodePage ssr=SsrMode::Async />
+                    <Route path=path!("/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
+                    <Route path=path!("/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
+                    <Route path=path!("/events") view=pages::events::EventsPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -128,6 +128,8 @@ pub struct EventLog {
 pub struct RunEvents {
     pub run: i64,
     pub events: Vec<super::FlowRun>,
+    /// When each event started, in ms after the run's first: the timeline's bars.
+    pub offsets_ms: Vec<i64>,
 }
 
 /// Data quality: each rule's counts per run, and the rows rules set aside.

@@ -1,13 +1,18 @@
 //! One page per file; each fetches its data with a server function and refetches it live.
 
+pub mod code;
+pub mod events;
 pub mod freshness;
 pub mod hours;
 pub mod labs;
+pub mod landing;
 pub mod login;
 pub mod pipeline;
 pub mod produce;
+pub mod quality;
 pub mod run;
 pub mod runs;
+mod sql;
 pub mod tables;
 pub mod topic;
 

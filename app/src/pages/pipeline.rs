@@ -1,11 +1,12 @@
-//! Pipeline: Kafka -> bronze -> orders / hourly_sales -> check, each node with its rows, last run
-//! and freshness.
+//! Pipeline: the lab's graph. The course's Kafka -> bronze -> orders / hourly_sales -> check, each
+//! node with its rows, last run and freshness; or a declarative project's datasets drawn as an SVG
+//! (laid out by the server), each with its kind, rows, last run and rules.
 
 use leptos::prelude::*;
 
 use crate::api::get_pipeline;
-use crate::components::{RunButton, current_lab, short_time};
-use crate::model::{PipelineNode, PipelineView};
+use crate::components::{RunButton, current_lab, href, short_time};
+use crate::model::{GraphNode, PipelineNode, PipelineView, ProjectGraph};
 use crate::pages::loaded;
 
 #[component]
@@ -14,6 +15,9 @@ pub fn PipelinePage() -> impl IntoView {
         <h1>"Pipeline"</h1>
         <RunButton />
         {loaded(current_lab, get_pipeline, |p: PipelineView| {
+            if let Some(graph) = p.project {
+                return project_view(graph).into_any();
+            }
             // The graph's shape is the pipeline's: a source, bronze, two branches, the check.
             let mut nodes = p.nodes.into_iter();
             let mut next = move || nodes.next().map(node_view);
@@ -27,7 +31,7 @@ pub fn PipelinePage() -> impl IntoView {
                     <div class="arrow">"→"</div>
                     <div class="column">{next()}</div>
                 </div>
-            }
+            }.into_any()
         })}
     }
 }
@@ -48,5 +52,83 @@ fn node_view(n: PipelineNode) -> impl IntoView {
             }}</p>
             <p class="fresh">{n.freshness}</p>
         </div>
+    }
+}
+
+/// A project's graph: edges as curves from a node's right side to the next one's left, nodes as
+/// boxes coloured by their last run, each a link to its table.
+fn project_view(g: ProjectGraph) -> impl IntoView {
+    let at = |name: &str| g.nodes.iter().find(|n| n.name == name);
+    let edges = g
+        .edges
+        .iter()
+        .filter_map(|(from, to)| {
+            let (a, b) = (at(from)?, at(to)?);
+            let (x1, y1) = (a.x + a.width, a.y + a.height / 2);
+            let (x2, y2) = (b.x, b.y + b.height / 2);
+            let mid = (x1 + x2) / 2;
+            let d = format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}");
+            Some(view! { <path class="edge" d=d marker-end="url(#arrow)" /> })
+        })
+        .collect_view();
+    let nodes = g.nodes.iter().cloned().map(graph_node).collect_view();
+    view! {
+        <p class="lead">{format!("Project {}: {} datasets; each box shows its last run.", g.name, g.nodes.iter().filter(|n| n.kind != "files").count())}</p>
+        <div class="scroll">
+            <svg class="project-graph" viewBox=format!("0 0 {} {}", g.width, g.height) width=g.width height=g.height role="img">
+                <title>{format!("The graph of project {}", g.name)}</title>
+                <defs>
+                    <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto">
+                        <path d="M0,0 L10,5 L0,10 z" />
+                    </marker>
+                </defs>
+                {edges}
+                {nodes}
+            </svg>
+        </div>
+    }
+}
+
+fn graph_node(n: GraphNode) -> impl IntoView {
+    let status = n.status.map_or("never", |s| s.as_str());
+    let rows = match n.rows {
+        Some(r) => format!("{r} rows"),
+        None if n.kind == "files" || n.kind == "view" => String::new(),
+        None => "not created yet".into(),
+    };
+    let last = match n.status {
+        Some(s) => format!("last run: {} · in {} out {} dropped {}", s.as_str(), n.rows_in, n.rows_out, n.dropped),
+        None => "last run: none".into(),
+    };
+    let (x, y) = (n.x, n.y);
+    let rules = n
+        .expectations
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let class = if r.failed > 0 { "rule failed" } else { "rule" };
+            view! {
+                <text x=x + 10 y=y + 90 + 18 * i as u32 class=class>
+                    {format!("✓ {}: {} failed", r.name, r.failed)}
+                </text>
+            }
+        })
+        .collect_view();
+    let body = view! {
+        <rect x=x y=y width=n.width height=n.height rx="8" class=format!("node {status}") />
+        <text x=x + 10 y=y + 22 class="name">{n.name.clone()}</text>
+        <text x=x + 10 y=y + 40 class="kind">{n.kind.clone()}</text>
+        <text x=x + 10 y=y + 58 class="rows">{rows}</text>
+        <text x=x + 10 y=y + 74 class="last">{last}</text>
+        {rules}
+    };
+    let table = (n.kind != "files" && n.kind != "view").then(|| href(&format!("/tables?table={}", n.name)));
+    view! {
+        <g class="dataset" data-node=n.name.clone() data-status=status>
+            {match table {
+                Some(link) => view! { <a href=link>{body}</a> }.into_any(),
+                None => body.into_any(),
+            }}
+        </g>
     }
 }

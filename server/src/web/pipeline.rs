@@ -125,7 +125,8 @@ fn unreadable(e: MultipartError) -> ApiError {
     }
 }
 
-/// Files as multipart parts named `file`, each filename a path under `landing/`. The role is
+/// Files as multipart parts named `file`, each filename a path under `landing/` (after a part
+/// named `folder`, under that folder). The role is
 /// checked before the body is read; every path is checked before any file is written. A form
 /// post from the landing page (it accepts HTML) is sent back to the page with the outcome; its
 /// CSRF token comes in the query, as a form cannot set a header.
@@ -178,14 +179,24 @@ async fn receive(
         .await
         .map_err(|e| ApiError::field("file", e.body_text()))?;
     let mut files = vec![];
+    // The landing page's form names a folder first; its files land in it.
+    let mut folder = String::new();
     while let Some(part) = multipart.next_field().await.map_err(unreadable)? {
+        if part.name() == Some("folder") {
+            let text = part.text().await.map_err(unreadable)?;
+            folder = text.trim().trim_matches('/').to_string();
+            continue;
+        }
         if part.name() != Some("file") {
             return Err(ApiError::field(
                 "file",
                 format!("parts are named file, not {:?}", part.name().unwrap_or("")),
             ));
         }
-        let Some(name) = part.file_name().map(str::to_string) else {
+        let Some(name) = part.file_name().filter(|n| !n.is_empty()).map(|n| match folder.as_str() {
+            "" => n.to_string(),
+            folder => format!("{folder}/{n}"),
+        }) else {
             return Err(ApiError::field(
                 "file",
                 "each part needs a filename: its path under landing/",

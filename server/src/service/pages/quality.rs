@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use app::api::ApiError;
-use app::model::{EventLog, Quality, QuarantinedRow, RuleHistory, RuleRun, RunEvents};
+use app::model::{EventLog, FlowRun, Quality, QuarantinedRow, RuleHistory, RuleRun, RunEvents};
 use arrow::array::Array;
 use arrow::datatypes::Int64Type;
+use chrono::DateTime;
 
 use super::history;
 use crate::engine::columns::Columns;
@@ -33,7 +34,18 @@ pub async fn events(lab: &Lab, run: Option<i64>) -> Result<EventLog, ApiError> {
         runs: by_run
             .into_iter()
             .rev()
-            .map(|(run, events)| RunEvents { run, events })
+            .map(|(run, events)| {
+                let start = |e: &FlowRun| {
+                    DateTime::parse_from_rfc3339(&e.started_at).map_or(0, |t| t.timestamp_millis())
+                };
+                let first = events.iter().map(start).min().unwrap_or(0);
+                let offsets_ms = events.iter().map(|e| start(e) - first).collect();
+                RunEvents {
+                    run,
+                    events,
+                    offsets_ms,
+                }
+            })
             .collect(),
     })
 }

@@ -1,0 +1,116 @@
+//! Data quality: per table and rule, rows that passed and failed in each run (the failed share
+//! as a chart over the runs, and a table), and the rows rules set aside with their file and line.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::project::get_quality;
+use crate::components::{current_lab, href};
+use crate::model::{Quality, QuarantinedRow, RuleHistory};
+use crate::pages::loaded;
+
+#[component]
+pub fn QualityPage() -> impl IntoView {
+    let query = use_query_map();
+    let lab = current_lab();
+    let chosen = move || (lab.clone(), query.read().get("run"));
+    view! {
+        <h1>"Data quality"</h1>
+        <p class="lead">
+            "A row passes a rule when its condition is true. A condition that is false or NULL (unknown, as when a column it compares is NULL) fails it: "
+            <code>"status IN (...)"</code>" fails a row whose status is NULL. "
+            "A warn rule keeps the row, a drop rule sets it aside in "<code>"_quarantine"</code>", a fail rule stops the flow."
+        </p>
+        <form method="get" class="filter">
+            <label class="field"><span>"run"</span><input name="run" size="5" value=move || query.read().get("run").unwrap_or_default() /></label>
+            <button type="submit">"Show"</button>
+            <a href=href("/quality")>"all runs"</a>
+        </form>
+        {loaded(chosen, |(lab, run)| get_quality(lab, run), quality_view)}
+    }
+}
+
+fn quality_view(q: Quality) -> impl IntoView {
+    let more = (q.more_quarantined > 0).then(|| {
+        view! { <p>{format!("{} more rows set aside are not shown; pick a run to see its own.", q.more_quarantined)}</p> }
+    });
+    view! {
+        <h2>"Rules"</h2>
+        {q.rules.is_empty().then(|| view! { <p>"The project has no rules (CONSTRAINT ... EXPECT)."</p> })}
+        <div class="rules">{q.rules.into_iter().map(rule_view).collect_view()}</div>
+        <h2>"Rows set aside"</h2>
+        {q.quarantined.is_empty().then(|| view! { <p>"No row was dropped by a rule."</p> })}
+        <table class="quarantined">
+            <thead><tr><th>"run"</th><th>"table"</th><th>"rules"</th><th>"file and line"</th><th>"why"</th><th>"row"</th></tr></thead>
+            <tbody>{q.quarantined.into_iter().map(row_view).collect_view()}</tbody>
+        </table>
+        {more}
+    }
+}
+
+/// One rule: what it says, the failed share of each run as bars, and the counts.
+fn rule_view(rule: RuleHistory) -> impl IntoView {
+    const WIDTH: f64 = 320.0;
+    const HEIGHT: f64 = 60.0;
+    let runs = rule.runs.len().max(1) as f64;
+    let step = WIDTH / runs;
+    let bars = rule
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let total = (r.passed + r.failed).max(1) as f64;
+            let share = r.failed as f64 / total;
+            let h = (share * HEIGHT).max(if r.failed > 0 { 2.0 } else { 0.0 });
+            view! {
+                <rect x=format!("{:.1}", i as f64 * step + 1.0) y=format!("{:.1}", HEIGHT - h)
+                      width=format!("{:.1}", (step - 2.0).max(1.0)) height=format!("{h:.1}")>
+                    <title>{format!("run #{}: {} of {} failed ({:.1} %)", r.run, r.failed, r.passed + r.failed, share * 100.0)}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    let key = format!("{}.{}", rule.table, rule.rule);
+    view! {
+        <section class="rule" data-rule=key>
+            <h3>{format!("{} · {}", rule.table, rule.rule)}</h3>
+            <p><code>{rule.condition}</code>{format!(" — on violation: {}", rule.action)}</p>
+            <svg class="share" viewBox=format!("0 0 {WIDTH} {HEIGHT}") width=WIDTH height=HEIGHT role="img">
+                <title>"Share of rows failing the rule, per run"</title>
+                <line x1="0" y1=HEIGHT x2=WIDTH y2=HEIGHT class="axis" />
+                {bars}
+            </svg>
+            <table class="rule-runs">
+                <thead><tr><th>"run"</th><th>"passed"</th><th>"failed"</th></tr></thead>
+                <tbody>
+                    {rule.runs.into_iter().rev().map(|r| view! {
+                        <tr data-run=r.run.to_string()>
+                            <td><a href=href(&format!("/runs/{}", r.run))>{format!("#{}", r.run)}</a></td>
+                            <td class="n">{r.passed}</td>
+                            <td class="n failed">{r.failed}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+fn row_view(r: QuarantinedRow) -> impl IntoView {
+    let place = match (&r.file, r.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.clone(),
+        _ => "-".into(),
+    };
+    let (rules, shown) = (r.rules.clone(), place.clone());
+    view! {
+        <tr data-rules=rules data-place=shown>
+            <td>{r.run.map(|id| format!("#{id}")).unwrap_or_default()}</td>
+            <td>{r.table}</td>
+            <td>{r.rules}</td>
+            <td class="place">{place}</td>
+            <td>{r.reason}</td>
+            <td><code>{r.row}</code></td>
+        </tr>
+    }
+}

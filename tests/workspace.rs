@@ -1,0 +1,411 @@
+//! Week 14's lab through the JSON API, as a learner's browser does it: the lab switches to the
+//! example project, lands days, runs, reads its landing list, graph, event log and data quality;
+//! a bad edit is refused at its line; uploads are checked (paths, size, count). Every route
+//! answers its roles and refuses the others (401/403, nothing changed). Real broker, real Delta
+//! tables, real SQLite, the router called with `oneshot`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use common::{Answer, TestLab};
+use reckon::service::labs::LabsConfig;
+use reckon::web::{AppState, app};
+use serde_json::{Value, json};
+
+const INSTRUCTOR: &str = "instructor-token-for-workspace-tests";
+const SQL: &str = "transformations/support.sql";
+
+struct Server {
+    state: AppState,
+    lab: TestLab,
+    _site: tempfile::TempDir,
+}
+
+impl Server {
+    async fn new(name: &str) -> Self {
+        let lab = TestLab::new(name);
+        let site = tempfile::tempdir().unwrap();
+        let labs = LabsConfig {
+            instructor_token: Some(INSTRUCTOR.into()),
+            max_runs: 2,
+        };
+        let state = lab.server(site.path(), lab.config(), labs).await;
+        Self {
+            state,
+            lab,
+            _site: site,
+        }
+    }
+
+    async fn call(&self, request: Request<Body>) -> Answer {
+        common::call(app(self.state.clone()), request).await
+    }
+
+    async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
+        self.call(common::json_request(method, uri, token, body))
+            .await
+    }
+
+    async fn ok(&self, method: &str, uri: &str, token: &str, body: Value) -> Value {
+        let answer = self.api(method, uri, Some(token), body).await;
+        answer.ok(&format!("{method} {uri}"))
+    }
+
+    /// A raw text body (a project file).
+    async fn put_text(&self, uri: &str, token: Option<&str>, text: &str) -> Answer {
+        let mut request = Request::put(uri).header(header::CONTENT_TYPE, "text/plain");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        self.call(request.body(Body::from(text.to_string())).unwrap())
+            .await
+    }
+
+    async fn get_text(&self, uri: &str, token: &str) -> String {
+        let answer = self.api("GET", uri, Some(token), json!({})).await;
+        assert_eq!(answer.status, StatusCode::OK, "GET {uri}: {}", answer.json);
+        answer.json.as_str().unwrap().to_string()
+    }
+
+    /// Files as a multipart upload: (filename, bytes).
+    async fn upload(&self, lab: &str, token: Option<&str>, files: &[(&str, &[u8])]) -> Answer {
+        let mut body = vec![];
+        for (name, bytes) in files {
+            body.extend_from_slice(
+                format!(
+                    "--XBOUNDARYX\r\nContent-Disposition: form-data; name=\"file\"; \
+                     filename=\"{name}\"\r\nContent-Type: application/json\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(b"--XBOUNDARYX--\r\n");
+        let mut request = Request::post(format!("/api/labs/{lab}/landing")).header(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XBOUNDARYX",
+        );
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        self.call(request.body(Body::from(body)).unwrap()).await
+    }
+
+    async fn create_lab(&self, name: &str) -> String {
+        let made = self
+            .ok("POST", "/api/labs", INSTRUCTOR, json!({"name": name}))
+            .await;
+        made["token"].as_str().unwrap().to_string()
+    }
+
+    fn folder(&self, lab: &str) -> std::path::PathBuf {
+        self.lab.config().for_lab(lab).data_dir
+    }
+
+    async fn run(&self, lab: &str, token: &str) -> i64 {
+        let uri = format!("/api/labs/{lab}/runs?wait=true");
+        let run = self.ok("POST", &uri, token, json!({})).await;
+        assert_eq!(run["status"], "succeeded", "{run}");
+        run["id"].as_i64().unwrap()
+    }
+}
+
+/// Every file under a folder with its size and content hash, to see that nothing changed.
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    let mut seen = BTreeMap::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if !path.ends_with("lock") {
+                let bytes = std::fs::read(&path).unwrap();
+                let sum: u64 = bytes
+                    .iter()
+                    .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
+                seen.insert(path.display().to_string(), format!("{} {sum}", bytes.len()));
+            }
+        }
+    }
+    seen
+}
+
+fn landed<'a>(files: &'a Value, path: &str) -> &'a Value {
+    files
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no landed file {path}: {files}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learner_builds_week_14_over_the_api() {
+    let server = Server::new("workspace-lab").await;
+    let ann = server.create_lab("ann").await;
+    let at = |path: &str| format!("/api/labs/ann{path}");
+
+    let code = server.ok("GET", &at("/pipeline/files"), &ann, json!({})).await;
+    assert_eq!(code["kind"], "course", "{code}");
+    let code = server.ok("POST", &at("/pipeline/example"), &ann, json!({})).await;
+    assert_eq!(code["kind"], "project", "{code}");
+    let paths: Vec<&str> = code["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["spark-pipeline.yml", SQL]);
+
+    // A bad edit is refused at its line and column, and the file stays as it was.
+    let sql_uri = at(&format!("/pipeline/files/{SQL}"));
+    let before = server.get_text(&sql_uri, &ann).await;
+    let broken = before.replacen("CREATE OR REFRESH MATERIALIZED VIEW", "CREATE OR REFRESH MATERIALISED VIEW", 1);
+    let line = broken
+        .lines()
+        .position(|l| l.contains("MATERIALISED"))
+        .unwrap()
+        + 1;
+    let refused = server.put_text(&sql_uri, Some(&ann), &broken).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert_eq!(refused.json["field"], SQL, "{}", refused.json);
+    assert_eq!(refused.json["line"], line, "{}", refused.json);
+    assert!(refused.json["column"].as_u64().unwrap() >= 1);
+    assert_eq!(server.get_text(&sql_uri, &ann).await, before);
+    // An unknown table is refused at the line that names it.
+    let unknown = before.replacen("FROM STREAM(bronze_tickets)", "FROM STREAM(bronze_tickes)", 1);
+    let refused = server.put_text(&sql_uri, Some(&ann), &unknown).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert!(refused.json["error"].as_str().unwrap().contains("bronze_tickes"), "{}", refused.json);
+    // A good edit is kept.
+    let commented = format!("-- my notes\n{before}");
+    server.put_text(&sql_uri, Some(&ann), &commented).await.ok("good edit");
+    assert_eq!(server.get_text(&sql_uri, &ann).await, commented);
+
+    // Days 1-30, a run: every file read by run 1.
+    let files = server
+        .ok("POST", &at("/landing/example"), &ann, json!({"days": "1-30"}))
+        .await;
+    assert!(files.as_array().unwrap().iter().all(|f| f["read_by_run"].is_null()));
+    let first = server.run("ann", &ann).await;
+    let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
+    let day1 = landed(&files, "tickets/2026-10-01.json");
+    assert_eq!(day1["read_by_run"], first, "{day1}");
+    assert!(day1["rows"].as_u64().unwrap() > 0, "{day1}");
+    let graph = server.ok("GET", &at("/pipeline/graph"), &ann, json!({})).await;
+    let node = |graph: &Value, name: &str| {
+        graph["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no node {name}: {graph}"))
+    };
+    let tickets_rows: u64 = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().starts_with("tickets/"))
+        .map(|f| f["rows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(node(&graph, "bronze_tickets")["rows"], tickets_rows);
+    assert_eq!(node(&graph, "bronze_tickets")["status"], "completed");
+    assert_eq!(node(&graph, "landing/tickets")["kind"], "files");
+    assert!(node(&graph, "silver_tickets")["x"].as_u64() > node(&graph, "bronze_tickets")["x"].as_u64());
+
+    // Days 31-35: the new files are read by run 2 only; the old ones stay run 1's.
+    server
+        .ok("POST", &at("/landing/example"), &ann, json!({"days": "31-35"}))
+        .await;
+    let second = server.run("ann", &ann).await;
+    let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
+    assert_eq!(landed(&files, "tickets/2026-10-01.json")["read_by_run"], first);
+    assert_eq!(landed(&files, "tickets/2026-11-04.json")["read_by_run"], second);
+    let events = server
+        .ok("GET", &at(&format!("/pipeline/events?run={second}")), &ann, json!({}))
+        .await;
+    assert_eq!(events["runs"].as_array().unwrap().len(), 1, "{events}");
+    assert_eq!(events["runs"][0]["run"], second);
+
+    // The bad rows: dropped under their rules, with their file and line.
+    server
+        .ok("POST", &at("/landing/example"), &ann, json!({"bad_rows": true}))
+        .await;
+    let third = server.run("ann", &ann).await;
+    let quality = server.ok("GET", &at("/quality"), &ann, json!({})).await;
+    let rule = quality["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["rule"] == "valid_status")
+        .unwrap();
+    assert_eq!(rule["action"], "drop row");
+    let failed_in_third = rule["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run"] == third)
+        .map(|r| r["failed"].as_u64().unwrap())
+        .unwrap();
+    assert!(failed_in_third > 0, "{quality}");
+    let quarantined: Vec<&Value> = quality["quarantined"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["rules"].as_str().unwrap().contains("valid_status"))
+        .collect();
+    assert_eq!(quarantined.len() as u64, failed_in_third, "{quality}");
+    for row in &quarantined {
+        assert_eq!(row["file"], "landing/tickets/bad-rows.json", "{row}");
+        assert!(row["line"].as_i64().unwrap() >= 1, "{row}");
+    }
+    let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
+    let bad = landed(&files, "tickets/bad-rows.json");
+    assert_eq!(bad["read_by_run"], third);
+    assert!(bad["dropped"].as_u64().unwrap() >= failed_in_third, "{bad}");
+
+    // Switching back asks first (the lab has tables), then resets them.
+    let busy = server.api("POST", &at("/pipeline/course"), Some(&ann), json!({})).await;
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.json);
+    assert!(server.folder("ann").join("tables").join("bronze_tickets").exists());
+    server
+        .ok("POST", &at("/pipeline/course?confirm=true"), &ann, json!({}))
+        .await;
+    assert!(!server.folder("ann").join("tables").join("bronze_tickets").exists());
+    assert!(server.folder("ann").join("landing/tickets/bad-rows.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_are_checked_before_anything_is_written() {
+    let server = Server::new("workspace-uploads").await;
+    let ann = server.create_lab("ann").await;
+    let landing = server.folder("ann").join("landing");
+    let line = br#"{"ticket_id": 1, "status": "open"}"#;
+
+    let ok = server
+        .upload("ann", Some(&ann), &[("mine/one.json", line), ("two.json", line)])
+        .await
+        .ok("upload");
+    assert_eq!(ok.as_array().unwrap().len(), 2, "{ok}");
+    assert_eq!(std::fs::read(landing.join("mine/one.json")).unwrap(), line);
+
+    let before = snapshot(&server.folder("ann"));
+    for name in ["../x.json", "/etc/x.json", ".hidden.json", "a/../../x.json", "a/.b/c.json", "_x.json"] {
+        // A good file beside the bad one is not written either.
+        let refused = server
+            .upload("ann", Some(&ann), &[("fine.json", line), (name, line)])
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}: {}", refused.json);
+        assert_eq!(refused.json["field"], "path", "{name}: {}", refused.json);
+        assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
+    }
+
+    // Over the count limit, and a body declared larger than the limit: 413, nothing written.
+    let many: Vec<(String, &[u8])> = (0..101).map(|i| (format!("n{i}.json"), &line[..])).collect();
+    let many: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    let refused = server.upload("ann", Some(&ann), &many).await;
+    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", refused.json);
+    let huge = Request::post("/api/labs/ann/landing")
+        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=XBOUNDARYX")
+        .header(header::CONTENT_LENGTH, (reckon::web::UPLOAD_LIMIT + 1).to_string())
+        .body(Body::from("--XBOUNDARYX--\r\n"))
+        .unwrap();
+    assert_eq!(server.call(huge).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    // A project file larger than the API's body limit.
+    let big = "-- x\n".repeat(reckon::web::BODY_LIMIT / 4);
+    server.ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({})).await;
+    let refused = server
+        .put_text(&format!("/api/labs/ann/pipeline/files/{SQL}"), Some(&ann), &big)
+        .await;
+    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let after = snapshot(&server.folder("ann"));
+    assert_eq!(
+        after.keys().filter(|k| k.contains("/landing/")).collect::<Vec<_>>(),
+        before.keys().filter(|k| k.contains("/landing/")).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_answers_its_roles_and_refusals_change_nothing() {
+    let server = Server::new("workspace-roles").await;
+    let ann = server.create_lab("ann").await;
+    let bob = server.create_lab("bob").await;
+    let viewer = server
+        .ok("POST", "/api/labs/ann/viewer-token", &ann, json!({}))
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({})).await;
+    server
+        .ok("POST", "/api/labs/ann/landing/example", &ann, json!({"days": "1-2"}))
+        .await;
+
+    let reads = [
+        "/api/labs/ann/pipeline/files",
+        "/api/labs/ann/pipeline/files/spark-pipeline.yml",
+        "/api/labs/ann/pipeline/graph",
+        "/api/labs/ann/pipeline/events",
+        "/api/labs/ann/landing",
+        "/api/labs/ann/quality",
+        "/labs/ann/code",
+        "/labs/ann/landing",
+        "/labs/ann/quality",
+        "/labs/ann/events",
+    ];
+    for uri in reads {
+        for (who, token) in [("learner", &ann), ("viewer", &viewer), ("instructor", &INSTRUCTOR.to_string())] {
+            let answer = server.api("GET", uri, Some(token), json!({})).await;
+            assert_eq!(answer.status, StatusCode::OK, "{who} GET {uri}: {}", answer.json);
+        }
+        let anonymous = server.api("GET", uri, None, json!({})).await;
+        assert!(
+            matches!(anonymous.status, StatusCode::UNAUTHORIZED | StatusCode::OK) ,
+            "GET {uri}: {}",
+            anonymous.status
+        );
+        if uri.starts_with("/api") {
+            assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED, "GET {uri}");
+            let other = server.api("GET", uri, Some(&bob), json!({})).await;
+            assert_eq!(other.status, StatusCode::FORBIDDEN, "bob GET {uri}");
+        }
+    }
+
+    let folder = server.folder("ann");
+    let before = snapshot(&folder);
+    let line = br#"{"ticket_id": 1}"#;
+    for (who, token, status) in [
+        ("viewer", Some(viewer.as_str()), StatusCode::FORBIDDEN),
+        ("bob", Some(bob.as_str()), StatusCode::FORBIDDEN),
+        ("nobody", None, StatusCode::UNAUTHORIZED),
+    ] {
+        let file = format!("/api/labs/ann/pipeline/files/{SQL}");
+        let answers = [
+            server.put_text(&file, token, "-- gone\n").await,
+            server.api("POST", "/api/labs/ann/pipeline/example?confirm=true", token, json!({})).await,
+            server.api("POST", "/api/labs/ann/pipeline/course?confirm=true", token, json!({})).await,
+            server.api("POST", "/api/labs/ann/landing/example", token, json!({"days": "3-4"})).await,
+            server.upload("ann", token, &[("x.json", line)]).await,
+            server.api("POST", "/api/labs/ann/runs?wait=true", token, json!({})).await,
+        ];
+        for (i, answer) in answers.iter().enumerate() {
+            assert_eq!(answer.status, status, "{who}, write {i}: {}", answer.json);
+        }
+        assert_eq!(snapshot(&folder), before, "{who} changed nothing");
+    }
+    // The role is checked before the body is read: a viewer's unreadable upload is a 403.
+    let garbage = Request::post("/api/labs/ann/landing")
+        .header(header::AUTHORIZATION, format!("Bearer {viewer}"))
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=XBOUNDARYX")
+        .body(Body::from("not multipart at all"))
+        .unwrap();
+    assert_eq!(server.call(garbage).await.status, StatusCode::FORBIDDEN);
+}
