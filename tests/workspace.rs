@@ -151,9 +151,13 @@ async fn a_learner_builds_week_14_over_the_api() {
     let ann = server.create_lab("ann").await;
     let at = |path: &str| format!("/api/labs/ann{path}");
 
-    let code = server.ok("GET", &at("/pipeline/files"), &ann, json!({})).await;
+    let code = server
+        .ok("GET", &at("/pipeline/files"), &ann, json!({}))
+        .await;
     assert_eq!(code["kind"], "course", "{code}");
-    let code = server.ok("POST", &at("/pipeline/example"), &ann, json!({})).await;
+    let code = server
+        .ok("POST", &at("/pipeline/example"), &ann, json!({}))
+        .await;
     assert_eq!(code["kind"], "project", "{code}");
     let paths: Vec<&str> = code["files"]
         .as_array()
@@ -166,7 +170,11 @@ async fn a_learner_builds_week_14_over_the_api() {
     // A bad edit is refused at its line and column, and the file stays as it was.
     let sql_uri = at(&format!("/pipeline/files/{SQL}"));
     let before = server.get_text(&sql_uri, &ann).await;
-    let broken = before.replacen("CREATE OR REFRESH MATERIALIZED VIEW", "CREATE OR REFRESH MATERIALISED VIEW", 1);
+    let broken = before.replacen(
+        "CREATE OR REFRESH MATERIALIZED VIEW",
+        "CREATE OR REFRESH MATERIALISED VIEW",
+        1,
+    );
     let line = broken
         .lines()
         .position(|l| l.contains("MATERIALISED"))
@@ -179,26 +187,53 @@ async fn a_learner_builds_week_14_over_the_api() {
     assert!(refused.json["column"].as_u64().unwrap() >= 1);
     assert_eq!(server.get_text(&sql_uri, &ann).await, before);
     // An unknown table is refused at the line that names it.
-    let unknown = before.replacen("FROM STREAM(bronze_tickets)", "FROM STREAM(bronze_tickes)", 1);
+    let unknown = before.replacen(
+        "FROM STREAM(bronze_tickets)",
+        "FROM STREAM(bronze_tickes)",
+        1,
+    );
     let refused = server.put_text(&sql_uri, Some(&ann), &unknown).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
-    assert!(refused.json["error"].as_str().unwrap().contains("bronze_tickes"), "{}", refused.json);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap()
+            .contains("bronze_tickes"),
+        "{}",
+        refused.json
+    );
     // A good edit is kept.
     let commented = format!("-- my notes\n{before}");
-    server.put_text(&sql_uri, Some(&ann), &commented).await.ok("good edit");
+    server
+        .put_text(&sql_uri, Some(&ann), &commented)
+        .await
+        .ok("good edit");
     assert_eq!(server.get_text(&sql_uri, &ann).await, commented);
 
     // Days 1-30, a run: every file read by run 1.
     let files = server
-        .ok("POST", &at("/landing/example"), &ann, json!({"days": "1-30"}))
+        .ok(
+            "POST",
+            &at("/landing/example"),
+            &ann,
+            json!({"days": "1-30"}),
+        )
         .await;
-    assert!(files.as_array().unwrap().iter().all(|f| f["read_by_run"].is_null()));
+    assert!(
+        files
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["read_by_run"].is_null())
+    );
     let first = server.run("ann", &ann).await;
     let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
     let day1 = landed(&files, "tickets/2026-10-01.json");
     assert_eq!(day1["read_by_run"], first, "{day1}");
     assert!(day1["rows"].as_u64().unwrap() > 0, "{day1}");
-    let graph = server.ok("GET", &at("/pipeline/graph"), &ann, json!({})).await;
+    let graph = server
+        .ok("GET", &at("/pipeline/graph"), &ann, json!({}))
+        .await;
     let node = |graph: &Value, name: &str| {
         graph["nodes"]
             .as_array()
@@ -216,27 +251,50 @@ async fn a_learner_builds_week_14_over_the_api() {
         .map(|f| f["rows"].as_u64().unwrap())
         .sum();
     assert_eq!(node(&graph, "bronze_tickets")["rows"], tickets_rows);
-    assert_eq!(node(&graph, "bronze_tickets")["status"], "completed");
+    assert_eq!(node(&graph, "bronze_tickets")["status"], "COMPLETED");
     assert_eq!(node(&graph, "landing/tickets")["kind"], "files");
-    assert!(node(&graph, "silver_tickets")["x"].as_u64() > node(&graph, "bronze_tickets")["x"].as_u64());
+    assert!(
+        node(&graph, "silver_tickets")["x"].as_u64() > node(&graph, "bronze_tickets")["x"].as_u64()
+    );
 
     // Days 31-35: the new files are read by run 2 only; the old ones stay run 1's.
     server
-        .ok("POST", &at("/landing/example"), &ann, json!({"days": "31-35"}))
+        .ok(
+            "POST",
+            &at("/landing/example"),
+            &ann,
+            json!({"days": "31-35"}),
+        )
         .await;
     let second = server.run("ann", &ann).await;
     let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
-    assert_eq!(landed(&files, "tickets/2026-10-01.json")["read_by_run"], first);
-    assert_eq!(landed(&files, "tickets/2026-11-04.json")["read_by_run"], second);
+    assert_eq!(
+        landed(&files, "tickets/2026-10-01.json")["read_by_run"],
+        first
+    );
+    assert_eq!(
+        landed(&files, "tickets/2026-11-04.json")["read_by_run"],
+        second
+    );
     let events = server
-        .ok("GET", &at(&format!("/pipeline/events?run={second}")), &ann, json!({}))
+        .ok(
+            "GET",
+            &at(&format!("/pipeline/events?run={second}")),
+            &ann,
+            json!({}),
+        )
         .await;
     assert_eq!(events["runs"].as_array().unwrap().len(), 1, "{events}");
     assert_eq!(events["runs"][0]["run"], second);
 
     // The bad rows: dropped under their rules, with their file and line.
     server
-        .ok("POST", &at("/landing/example"), &ann, json!({"bad_rows": true}))
+        .ok(
+            "POST",
+            &at("/landing/example"),
+            &ann,
+            json!({"bad_rows": true}),
+        )
         .await;
     let third = server.run("ann", &ann).await;
     let quality = server.ok("GET", &at("/quality"), &ann, json!({})).await;
@@ -272,14 +330,38 @@ async fn a_learner_builds_week_14_over_the_api() {
     assert!(bad["dropped"].as_u64().unwrap() >= failed_in_third, "{bad}");
 
     // Switching back asks first (the lab has tables), then resets them.
-    let busy = server.api("POST", &at("/pipeline/course"), Some(&ann), json!({})).await;
-    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.json);
-    assert!(server.folder("ann").join("tables").join("bronze_tickets").exists());
-    server
-        .ok("POST", &at("/pipeline/course?confirm=true"), &ann, json!({}))
+    let busy = server
+        .api("POST", &at("/pipeline/course"), Some(&ann), json!({}))
         .await;
-    assert!(!server.folder("ann").join("tables").join("bronze_tickets").exists());
-    assert!(server.folder("ann").join("landing/tickets/bad-rows.json").exists());
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.json);
+    assert!(
+        server
+            .folder("ann")
+            .join("tables")
+            .join("bronze_tickets")
+            .exists()
+    );
+    server
+        .ok(
+            "POST",
+            &at("/pipeline/course?confirm=true"),
+            &ann,
+            json!({}),
+        )
+        .await;
+    assert!(
+        !server
+            .folder("ann")
+            .join("tables")
+            .join("bronze_tickets")
+            .exists()
+    );
+    assert!(
+        server
+            .folder("ann")
+            .join("landing/tickets/bad-rows.json")
+            .exists()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -290,46 +372,90 @@ async fn uploads_are_checked_before_anything_is_written() {
     let line = br#"{"ticket_id": 1, "status": "open"}"#;
 
     let ok = server
-        .upload("ann", Some(&ann), &[("mine/one.json", line), ("two.json", line)])
+        .upload(
+            "ann",
+            Some(&ann),
+            &[("mine/one.json", line), ("two.json", line)],
+        )
         .await
         .ok("upload");
     assert_eq!(ok.as_array().unwrap().len(), 2, "{ok}");
     assert_eq!(std::fs::read(landing.join("mine/one.json")).unwrap(), line);
 
     let before = snapshot(&server.folder("ann"));
-    for name in ["../x.json", "/etc/x.json", ".hidden.json", "a/../../x.json", "a/.b/c.json", "_x.json"] {
+    for name in [
+        "../x.json",
+        "/etc/x.json",
+        ".hidden.json",
+        "a/../../x.json",
+        "a/.b/c.json",
+        "_x.json",
+    ] {
         // A good file beside the bad one is not written either.
         let refused = server
             .upload("ann", Some(&ann), &[("fine.json", line), (name, line)])
             .await;
-        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}: {}", refused.json);
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{name}: {}",
+            refused.json
+        );
         assert_eq!(refused.json["field"], "path", "{name}: {}", refused.json);
         assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
     }
 
     // Over the count limit, and a body declared larger than the limit: 413, nothing written.
-    let many: Vec<(String, &[u8])> = (0..101).map(|i| (format!("n{i}.json"), &line[..])).collect();
+    let many: Vec<(String, &[u8])> = (0..101)
+        .map(|i| (format!("n{i}.json"), &line[..]))
+        .collect();
     let many: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), *b)).collect();
     let refused = server.upload("ann", Some(&ann), &many).await;
-    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", refused.json);
+    assert_eq!(
+        refused.status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        refused.json
+    );
     let huge = Request::post("/api/labs/ann/landing")
         .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=XBOUNDARYX")
-        .header(header::CONTENT_LENGTH, (reckon::web::UPLOAD_LIMIT + 1).to_string())
+        .header(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XBOUNDARYX",
+        )
+        .header(
+            header::CONTENT_LENGTH,
+            (reckon::web::UPLOAD_LIMIT + 1).to_string(),
+        )
         .body(Body::from("--XBOUNDARYX--\r\n"))
         .unwrap();
-    assert_eq!(server.call(huge).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        server.call(huge).await.status,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
     // A project file larger than the API's body limit.
     let big = "-- x\n".repeat(reckon::web::BODY_LIMIT / 4);
-    server.ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({})).await;
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
     let refused = server
-        .put_text(&format!("/api/labs/ann/pipeline/files/{SQL}"), Some(&ann), &big)
+        .put_text(
+            &format!("/api/labs/ann/pipeline/files/{SQL}"),
+            Some(&ann),
+            &big,
+        )
         .await;
     assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
     let after = snapshot(&server.folder("ann"));
     assert_eq!(
-        after.keys().filter(|k| k.contains("/landing/")).collect::<Vec<_>>(),
-        before.keys().filter(|k| k.contains("/landing/")).collect::<Vec<_>>()
+        after
+            .keys()
+            .filter(|k| k.contains("/landing/"))
+            .collect::<Vec<_>>(),
+        before
+            .keys()
+            .filter(|k| k.contains("/landing/"))
+            .collect::<Vec<_>>()
     );
 }
 
@@ -344,9 +470,16 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
         .as_str()
         .unwrap()
         .to_string();
-    server.ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({})).await;
     server
-        .ok("POST", "/api/labs/ann/landing/example", &ann, json!({"days": "1-2"}))
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    server
+        .ok(
+            "POST",
+            "/api/labs/ann/landing/example",
+            &ann,
+            json!({"days": "1-2"}),
+        )
         .await;
 
     let reads = [
@@ -362,13 +495,22 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
         "/labs/ann/events",
     ];
     for uri in reads {
-        for (who, token) in [("learner", &ann), ("viewer", &viewer), ("instructor", &INSTRUCTOR.to_string())] {
+        for (who, token) in [
+            ("learner", &ann),
+            ("viewer", &viewer),
+            ("instructor", &INSTRUCTOR.to_string()),
+        ] {
             let answer = server.api("GET", uri, Some(token), json!({})).await;
-            assert_eq!(answer.status, StatusCode::OK, "{who} GET {uri}: {}", answer.json);
+            assert_eq!(
+                answer.status,
+                StatusCode::OK,
+                "{who} GET {uri}: {}",
+                answer.json
+            );
         }
         let anonymous = server.api("GET", uri, None, json!({})).await;
         assert!(
-            matches!(anonymous.status, StatusCode::UNAUTHORIZED | StatusCode::OK) ,
+            matches!(anonymous.status, StatusCode::UNAUTHORIZED | StatusCode::OK),
             "GET {uri}: {}",
             anonymous.status
         );
@@ -390,11 +532,34 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
         let file = format!("/api/labs/ann/pipeline/files/{SQL}");
         let answers = [
             server.put_text(&file, token, "-- gone\n").await,
-            server.api("POST", "/api/labs/ann/pipeline/example?confirm=true", token, json!({})).await,
-            server.api("POST", "/api/labs/ann/pipeline/course?confirm=true", token, json!({})).await,
-            server.api("POST", "/api/labs/ann/landing/example", token, json!({"days": "3-4"})).await,
+            server
+                .api(
+                    "POST",
+                    "/api/labs/ann/pipeline/example?confirm=true",
+                    token,
+                    json!({}),
+                )
+                .await,
+            server
+                .api(
+                    "POST",
+                    "/api/labs/ann/pipeline/course?confirm=true",
+                    token,
+                    json!({}),
+                )
+                .await,
+            server
+                .api(
+                    "POST",
+                    "/api/labs/ann/landing/example",
+                    token,
+                    json!({"days": "3-4"}),
+                )
+                .await,
             server.upload("ann", token, &[("x.json", line)]).await,
-            server.api("POST", "/api/labs/ann/runs?wait=true", token, json!({})).await,
+            server
+                .api("POST", "/api/labs/ann/runs?wait=true", token, json!({}))
+                .await,
         ];
         for (i, answer) in answers.iter().enumerate() {
             assert_eq!(answer.status, status, "{who}, write {i}: {}", answer.json);
@@ -404,7 +569,10 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
     // The role is checked before the body is read: a viewer's unreadable upload is a 403.
     let garbage = Request::post("/api/labs/ann/landing")
         .header(header::AUTHORIZATION, format!("Bearer {viewer}"))
-        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=XBOUNDARYX")
+        .header(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XBOUNDARYX",
+        )
         .body(Body::from("not multipart at all"))
         .unwrap();
     assert_eq!(server.call(garbage).await.status, StatusCode::FORBIDDEN);

@@ -45,16 +45,20 @@ fn Switch(to: PipelineKind, has_tables: bool) -> impl IntoView {
         }
     });
     let confirm = move || {
-        has_tables.then(|| view! {
-            <label class="confirm">
-                <input type="checkbox" name="confirm" value="true" />
-                " reset this lab's tables (landed files and run history stay)"
-            </label>
+        has_tables.then(|| {
+            view! {
+                <label class="confirm">
+                    <input type="checkbox" name="confirm" value="true" />
+                    " reset this lab's tables (landed files and run history stay)"
+                </label>
+            }
         })
     };
     let error = move || {
         let value = example.value().get().or_else(|| course.value().get());
-        value.and_then(Result::err).map(|error| view! { <ErrorLine error /> })
+        value
+            .and_then(Result::err)
+            .map(|error| view! { <ErrorLine error /> })
     };
     let form = move || match to {
         PipelineKind::Project => view! {
@@ -63,14 +67,16 @@ fn Switch(to: PipelineKind, has_tables: bool) -> impl IntoView {
                 {confirm}
                 <button type="submit" class="primary">"Start from the week-14 example"</button>
             </ActionForm>
-        }.into_any(),
+        }
+        .into_any(),
         PipelineKind::Course => view! {
             <ActionForm action=course attr:class="switch-form" attr:data-switch="course">
                 <FormScope />
                 {confirm}
                 <button type="submit">"Go back to the course's pipeline"</button>
             </ActionForm>
-        }.into_any(),
+        }
+        .into_any(),
     };
     view! { <IfWriter>{form}</IfWriter>{error} }
 }
@@ -133,12 +139,22 @@ fn FileEditor(file: ProjectFile) -> impl IntoView {
         }
     };
     let outcome = move || match save.value().get() {
-        Some(Ok(_)) => Some(view! { <p class="outcome succeeded">"Saved: the project reads."</p> }.into_any()),
-        Some(Err(ApiError::AtLine { field, line, column, message })) => Some(view! {
-            <p class="error code-error" role="alert" data-line=line>
-                {format!("Not saved. {field}, line {line}, column {column}: {message}")}
-            </p>
-        }.into_any()),
+        Some(Ok(_)) => {
+            Some(view! { <p class="outcome succeeded">"Saved: the project reads."</p> }.into_any())
+        }
+        Some(Err(ApiError::AtLine {
+            field,
+            line,
+            column,
+            message,
+        })) => Some(
+            view! {
+                <p class="error code-error" role="alert" data-line=line>
+                    {format!("Not saved. {field}, line {line}, column {column}: {message}")}
+                </p>
+            }
+            .into_any(),
+        ),
         Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
         None => None,
     };

@@ -55,7 +55,7 @@ fn run_view(run: RunEvents, flow: String) -> impl IntoView {
                 <div class="lane">
                     <span class="lane-name">{e.flow.clone()}</span>
                     <span class="lane-track">
-                        <span class=format!("bar {}", e.status.as_str())
+                        <span class=format!("bar {}", e.status.as_str().to_ascii_lowercase())
                               style=format!("left:{left:.2}%;width:{width:.2}%")
                               title=format!("{} {} ms", e.flow, e.duration_ms)></span>
                     </span>
@@ -92,10 +92,10 @@ fn event_row(e: FlowRun) -> impl IntoView {
         .collect();
     let note = e.error.clone().unwrap_or_else(|| rules.join("; "));
     view! {
-        <tr data-flow=e.flow.clone() class=e.status.as_str()>
+        <tr data-flow=e.flow.clone() class=e.status.as_str().to_ascii_lowercase()>
             <td>{e.flow.clone()}</td>
             <td>{e.target.clone().unwrap_or_default()}</td>
-            <td class=format!("status {}", e.status.as_str())>{e.status.as_str()}</td>
+            <td class=format!("status {}", e.status.as_str().to_ascii_lowercase())>{e.status.as_str()}</td>
             <td class="n">{n.rows_read}</td>
             <td class="n">{n.rows_written}</td>
             <td class="n">{n.rows_dropped}</td>

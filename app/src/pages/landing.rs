@@ -20,8 +20,14 @@ pub fn LandingPage() -> impl IntoView {
     let said = move || {
         let q = query.read();
         match (q.get("uploaded"), q.get("error")) {
-            (_, Some(error)) => Some(view! { <p class="error" role="alert">{format!("Nothing uploaded: {error}")}</p> }.into_any()),
-            (Some(n), None) => Some(view! { <p class="outcome succeeded">{format!("Uploaded {n} file(s).")}</p> }.into_any()),
+            (_, Some(error)) => Some(
+                view! { <p class="error" role="alert">{format!("Nothing uploaded: {error}")}</p> }
+                    .into_any(),
+            ),
+            (Some(n), None) => Some(
+                view! { <p class="outcome succeeded">{format!("Uploaded {n} file(s).")}</p> }
+                    .into_any(),
+            ),
             _ => None,
         }
     };

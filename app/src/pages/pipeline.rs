@@ -90,14 +90,22 @@ fn project_view(g: ProjectGraph) -> impl IntoView {
 }
 
 fn graph_node(n: GraphNode) -> impl IntoView {
-    let status = n.status.map_or("never", |s| s.as_str());
+    let status = n
+        .status
+        .map_or("never".to_string(), |s| s.as_str().to_ascii_lowercase());
     let rows = match n.rows {
         Some(r) => format!("{r} rows"),
         None if n.kind == "files" || n.kind == "view" => String::new(),
         None => "not created yet".into(),
     };
     let last = match n.status {
-        Some(s) => format!("last run: {} · in {} out {} dropped {}", s.as_str(), n.rows_in, n.rows_out, n.dropped),
+        Some(s) => format!(
+            "last run: {} · in {} out {} dropped {}",
+            s.as_str(),
+            n.rows_in,
+            n.rows_out,
+            n.dropped
+        ),
         None => "last run: none".into(),
     };
     let (x, y) = (n.x, n.y);
@@ -122,9 +130,10 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         <text x=x + 10 y=y + 74 class="last">{last}</text>
         {rules}
     };
-    let table = (n.kind != "files" && n.kind != "view").then(|| href(&format!("/tables?table={}", n.name)));
+    let table =
+        (n.kind != "files" && n.kind != "view").then(|| href(&format!("/tables?table={}", n.name)));
     view! {
-        <g class="dataset" data-node=n.name.clone() data-status=status>
+        <g class="dataset" data-node=n.name.clone() data-status=status.clone()>
             {match table {
                 Some(link) => view! { <a href=link>{body}</a> }.into_any(),
                 None => body.into_any(),

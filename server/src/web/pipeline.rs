@@ -193,10 +193,14 @@ async fn receive(
                 format!("parts are named file, not {:?}", part.name().unwrap_or("")),
             ));
         }
-        let Some(name) = part.file_name().filter(|n| !n.is_empty()).map(|n| match folder.as_str() {
-            "" => n.to_string(),
-            folder => format!("{folder}/{n}"),
-        }) else {
+        let Some(name) =
+            part.file_name()
+                .filter(|n| !n.is_empty())
+                .map(|n| match folder.as_str() {
+                    "" => n.to_string(),
+                    folder => format!("{folder}/{n}"),
+                })
+        else {
             return Err(ApiError::field(
                 "file",
                 "each part needs a filename: its path under landing/",

@@ -258,9 +258,23 @@ fn number_at(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
         .map(|a| a.value(row))
 }
 
+/// The columns through which a dataset keeps where its rows came from, for the flows reading
+/// it: `_metadata.file_path AS _file_path, _metadata.line_number AS _line_number`.
+pub const KEPT_FILE: &str = "_file_path";
+pub const KEPT_LINE: &str = "_line_number";
+
+/// The file row `row` came from: read from it in this flow, or kept by the dataset it streams.
+fn file_of(batch: &RecordBatch, row: usize) -> Option<String> {
+    text_at(batch, FILE, row).or_else(|| text_at(batch, KEPT_FILE, row))
+}
+
+fn line_of(batch: &RecordBatch, row: usize) -> Option<i64> {
+    number_at(batch, LINE, row).or_else(|| number_at(batch, KEPT_LINE, row))
+}
+
 /// Where row `row` came from, in words: `landing/x.json:12` or `bronze_tickets version 3`.
 fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) -> String {
-    match (text_at(batch, FILE, row), number_at(batch, LINE, row)) {
+    match (file_of(batch, row), line_of(batch, row)) {
         (Some(file), Some(line)) => format!("{file}:{line}"),
         _ => match (origin.source_table, number_at(batch, VERSION, row)) {
             (Some(t), Some(v)) => format!("{t} version {v}"),
@@ -301,14 +315,10 @@ pub fn quarantine(
         )),
         Arc::new(StringArray::from(row_texts)),
         Arc::new(StringArray::from(
-            rows.iter()
-                .map(|&r| text_at(batch, FILE, r))
-                .collect::<Vec<_>>(),
+            rows.iter().map(|&r| file_of(batch, r)).collect::<Vec<_>>(),
         )),
         Arc::new(Int64Array::from(
-            rows.iter()
-                .map(|&r| number_at(batch, LINE, r))
-                .collect::<Vec<_>>(),
+            rows.iter().map(|&r| line_of(batch, r)).collect::<Vec<_>>(),
         )),
         Arc::new(StringArray::from(
             rows.iter()

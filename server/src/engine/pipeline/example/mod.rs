@@ -66,8 +66,9 @@ pub fn sql(format: Format, accounts: bool) -> String {
         "-- Week 14's support pipeline (seed 002), in SQL: bronze loads only new files, silver\n\
          -- drops duplicates and bad rows, gold counts tickets per day, account and status.\n\n\
          CREATE OR REFRESH STREAMING TABLE bronze_tickets\n\
-         COMMENT 'Raw tickets as landed'\n\
-         AS SELECT * FROM STREAM read_files('landing/tickets', format => '{format}');\n\n\
+         COMMENT 'Raw tickets as landed, each with the file and line it came from'\n\
+         AS SELECT *, _metadata.file_path AS _file_path, _metadata.line_number AS _line_number\n\
+         FROM STREAM read_files('landing/tickets', format => '{format}');\n\n\
          CREATE OR REFRESH STREAMING TABLE silver_tickets (\n  \
            CONSTRAINT valid_status EXPECT (status IN ('open', 'pending', 'resolved', 'escalated', 'closed')) ON VIOLATION DROP ROW,\n  \
            CONSTRAINT non_negative_response EXPECT (first_response_s >= 0)\n\
