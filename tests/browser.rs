@@ -6,266 +6,16 @@
 
 mod common;
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+#[path = "support/browser.rs"]
+mod browser;
 
-use base64::Engine;
+use browser::{Browser, Served, clear_artifacts, sign_in, site_root};
 use common::TestLab;
 use serde_json::{Value, json};
 
-/// How long the browser may take to show what a step expects.
-const PATIENCE: Duration = Duration::from_secs(60);
-/// The key WebDriver names an element by (W3C).
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// The site `scripts/build-site.sh` wrote: `RECKON_SITE`, else `<target dir>/site`.
-fn site_root() -> PathBuf {
-    if let Some(site) = std::env::var_os("RECKON_SITE") {
-        return site.into();
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::current_dir().unwrap().join("../target"));
-    target.join("site")
-}
-
-/// `artifacts/screenshots` of the checkout the tests run in (Cargo runs them in `server/`).
-fn artifacts() -> PathBuf {
-    let dir = std::env::current_dir()
-        .unwrap()
-        .join("../artifacts/screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Screenshots of an earlier run would pass for this one's: cleared once, before the first test
-/// of this run takes any.
-fn clear_artifacts() {
-    static CLEARED: std::sync::Once = std::sync::Once::new();
-    CLEARED.call_once(|| {
-        let _ = std::fs::remove_dir_all(artifacts());
-        artifacts();
-    });
-}
-
-/// The dashboard served on a free loopback port until [`Served::stop`].
-struct Served {
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Served {
-    /// Serves `state`; returns its base URL.
-    async fn start(state: reckon::web::AppState) -> (String, Self) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(reckon::web::serve(listener, state, async {
-            let _ = stopped.await;
-        }));
-        (base, Self { stop, task })
-    }
-
-    async fn stop(self) {
-        self.stop.send(()).unwrap();
-        self.task.await.unwrap().unwrap();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A chromedriver process and one headless chromium session: just the WebDriver calls we use.
-struct Browser {
-    http: reqwest::Client,
-    session: String,
-    driver: Child,
-}
-
-impl Browser {
-    async fn start() -> Self {
-        let port = free_port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver not found: install Debian's chromium-driver (make setup does)");
-        let http = reqwest::Client::new();
-        let base = format!("http://127.0.0.1:{port}");
-        let started = Instant::now();
-        while http.get(format!("{base}/status")).send().await.is_err() {
-            assert!(started.elapsed() < PATIENCE, "chromedriver did not answer");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let mut browser = Self {
-            http,
-            session: base,
-            driver,
-        };
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:loggingPrefs": {"browser": "ALL"},
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"]
-            }
-        }}});
-        let session = browser.call("POST", "/session", caps).await;
-        let id = session["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string();
-        browser.session = format!("{}/session/{id}", browser.session);
-        browser
-    }
-
-    /// One WebDriver command; its `value`, or a panic naming the command and the error.
-    async fn call(&self, method: &str, path: &str, body: Value) -> Value {
-        self.try_call(method, path, body)
-            .await
-            .unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"))
-    }
-
-    async fn try_call(&self, method: &str, path: &str, body: Value) -> Result<Value, String> {
-        let url = format!("{}{path}", self.session);
-        let request = match method {
-            "GET" => self.http.get(url),
-            "DELETE" => self.http.delete(url),
-            _ => self
-                .http
-                .post(url)
-                .header("content-type", "application/json")
-                .body(body.to_string()),
-        };
-        let response = request.send().await.map_err(|e| e.to_string())?;
-        let text = response.text().await.map_err(|e| e.to_string())?;
-        let answer: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
-        match answer["value"].get("error") {
-            Some(error) => Err(format!("{error}: {}", answer["value"]["message"])),
-            None => Ok(answer["value"].clone()),
-        }
-    }
-
-    async fn goto(&self, url: &str) {
-        self.call("POST", "/url", json!({ "url": url })).await;
-    }
-
-    async fn find(&self, css: &str) -> Option<String> {
-        let found = self
-            .try_call(
-                "POST",
-                "/element",
-                json!({"using": "css selector", "value": css}),
-            )
-            .await
-            .ok()?;
-        found[ELEMENT].as_str().map(str::to_string)
-    }
-
-    /// Waits for an element matching `css`.
-    async fn wait_for(&self, css: &str) -> String {
-        let started = Instant::now();
-        loop {
-            if let Some(element) = self.find(css).await {
-                return element;
-            }
-            if started.elapsed() > PATIENCE {
-                let page = self.call("GET", "/source", json!({})).await;
-                panic!("no {css} after {PATIENCE:?}; the page:\n{page}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Waits until `script` (returning a value) returns `true`.
-    async fn wait_until(&self, what: &str, script: &str) {
-        let started = Instant::now();
-        while self
-            .call(
-                "POST",
-                "/execute/sync",
-                json!({"script": script, "args": []}),
-            )
-            .await
-            != json!(true)
-        {
-            if started.elapsed() > PATIENCE {
-                self.screenshot("failed").await;
-                let page = self.call("GET", "/source", json!({})).await;
-                let console = self
-                    .try_call("POST", "/se/log", json!({"type": "browser"}))
-                    .await;
-                panic!(
-                    "waited {PATIENCE:?} for {what}; the console: {console:?}\nthe page:\n{page}"
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn click(&self, element: &str) {
-        self.call("POST", &format!("/element/{element}/click"), json!({}))
-            .await;
-    }
-
-    async fn type_into(&self, element: &str, text: &str) {
-        self.call("POST", &format!("/element/{element}/clear"), json!({}))
-            .await;
-        self.call(
-            "POST",
-            &format!("/element/{element}/value"),
-            json!({ "text": text }),
-        )
-        .await;
-    }
-
-    async fn text(&self, element: &str) -> String {
-        self.call("GET", &format!("/element/{element}/text"), json!({}))
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    async fn attribute(&self, element: &str, name: &str) -> Option<String> {
-        self.call(
-            "GET",
-            &format!("/element/{element}/attribute/{name}"),
-            json!({}),
-        )
-        .await
-        .as_str()
-        .map(str::to_string)
-    }
-
-    async fn screenshot(&self, name: &str) {
-        let png = self.call("GET", "/screenshot", json!({})).await;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(png.as_str().unwrap())
-            .unwrap();
-        std::fs::write(artifacts().join(format!("{name}.png")), bytes).unwrap();
-    }
-
-    /// Opens a page and waits until it is hydrated (the wasm ran).
-    async fn open(&self, url: &str) {
-        self.goto(url).await;
-        self.wait_for("body[data-hydrated='true']").await;
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
-    }
+/// This binary's screenshots: all but week 14's (`tests/browser_pipeline.rs`).
+fn course_screenshot(name: &str) -> bool {
+    !name.starts_with("week14-")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,7 +26,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
         site.display()
     );
-    clear_artifacts();
+    clear_artifacts(course_screenshot);
     let lab = TestLab::new("browser");
     let state = lab.dashboard(&site).await;
     let (base, server) = Served::start(state).await;
@@ -397,20 +147,6 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     server.stop().await;
 }
 
-/// Signs the browser in with `token` on the login page; waits for the page it lands on.
-async fn sign_in(browser: &Browser, base: &str, token: &str, lands_on: &str) {
-    browser.open(&format!("{base}/login")).await;
-    let field = browser.wait_for(".login-form input[name='token']").await;
-    browser.type_into(&field, token).await;
-    let submit = browser.wait_for(".login-form button[type='submit']").await;
-    browser.click(&submit).await;
-    browser
-        .wait_until(
-            &format!("the page {lands_on} after signing in"),
-            &format!("return location.pathname === '{lands_on}';"),
-        )
-        .await;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
@@ -421,7 +157,7 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         "no built site in {}",
         site.display()
     );
-    clear_artifacts();
+    clear_artifacts(course_screenshot);
     let lab = TestLab::new("browser-labs");
     let labs = reckon::service::labs::LabsConfig {
         instructor_token: Some(INSTRUCTOR.into()),

@@ -65,6 +65,55 @@ fn layers(nodes: &[String], edges: &BTreeSet<(String, String)>) -> BTreeMap<Stri
     layer
 }
 
+/// The nodes layer by layer, each layer in an order that keeps edges from crossing where it
+/// can: a node's place is the mean place of what it reads (the first layer: of what reads it,
+/// in the project's order).
+fn ordered(
+    names: Vec<String>,
+    layer: &BTreeMap<String, u32>,
+    edges: &BTreeSet<(String, String)>,
+) -> Vec<String> {
+    let declared: BTreeMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut place: BTreeMap<String, f64> = BTreeMap::new();
+    let mut order = vec![];
+    let deepest = layer.values().copied().max().unwrap_or(0);
+    for depth in 0..=deepest {
+        let mut here: Vec<(f64, usize, String)> = names
+            .iter()
+            .filter(|n| layer[*n] == depth)
+            .map(|n| {
+                let near: Vec<f64> = match depth {
+                    0 => edges
+                        .iter()
+                        .filter(|(from, _)| from == n)
+                        .map(|(_, to)| declared[to.as_str()] as f64)
+                        .collect(),
+                    _ => edges
+                        .iter()
+                        .filter(|(_, to)| to == n)
+                        .filter_map(|(from, _)| place.get(from).copied())
+                        .collect(),
+                };
+                let key = match near.is_empty() {
+                    true => declared[n.as_str()] as f64,
+                    false => near.iter().sum::<f64>() / near.len() as f64,
+                };
+                (key, declared[n.as_str()], n.clone())
+            })
+            .collect();
+        here.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (i, (_, _, name)) in here.into_iter().enumerate() {
+            place.insert(name.clone(), i as f64);
+            order.push(name);
+        }
+    }
+    order
+}
+
 /// The last run's events, by target.
 async fn last_run(lab: &Lab) -> Result<BTreeMap<String, Vec<FlowRun>>, ApiError> {
     let history = history(lab)?;
@@ -98,6 +147,7 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
         .collect();
     names.extend(graph.datasets.iter().map(|d| d.name.clone()));
     let layer = layers(&names, &edges);
+    let names = ordered(names, &layer, &edges);
     let runs = last_run(lab).await?;
     let mut column_heights: BTreeMap<u32, u32> = BTreeMap::new();
     let mut nodes = vec![];

@@ -1,0 +1,315 @@
+//! Week 14's guided lab in a real browser (headless chromium through chromedriver), as a learner
+//! in a shared lab does it with no shell: start from the example, land days 1-30, run, study the
+//! graph; land 31-35, run, see which run read which file; land the bad rows, run, find them on
+//! the data-quality page under their rule with their file and line. A bad edit is refused at
+//! its line, an upload named `../x.json` is refused, and a viewer is offered no editor, upload
+//! or run. A screenshot of each page goes to `artifacts/screenshots/week14-*.png`.
+//!
+//! Needs the built site (`scripts/build-site.sh`, which `make test` runs first) for hydration.
+
+mod common;
+
+#[path = "support/browser.rs"]
+mod browser;
+
+use browser::{Browser, Served, clear_artifacts, sign_in, site_root};
+use common::TestLab;
+use serde_json::{Value, json};
+
+const INSTRUCTOR: &str = "instructor-token-for-week-14";
+const SQL: &str = "transformations/support.sql";
+
+fn week14_screenshot(name: &str) -> bool {
+    name.starts_with("week14-")
+}
+
+/// The dashboard's JSON API as the learner's scripts would call it (to read what the pages do).
+struct Api {
+    base: String,
+    token: String,
+}
+
+impl Api {
+    async fn call(&self, method: &str, path: &str, body: Value) -> Value {
+        let client = reqwest::Client::new();
+        let url = format!("{}{path}", self.base);
+        let request = match method {
+            "GET" => client.get(url),
+            _ => client
+                .post(url)
+                .header("content-type", "application/json")
+                .body(body.to_string()),
+        };
+        let answer = request.bearer_auth(&self.token).send().await.unwrap();
+        let status = answer.status();
+        let text = answer.text().await.unwrap();
+        assert!(status.is_success(), "{method} {path}: {status} {text}");
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    }
+
+    /// The lab's newest run id.
+    async fn last_run(&self, lab: &str) -> i64 {
+        let runs = self
+            .call("GET", &format!("/api/labs/{lab}/runs"), json!({}))
+            .await;
+        runs["runs"][0]["run"]["id"]
+            .as_i64()
+            .or_else(|| runs["runs"][0]["id"].as_i64())
+            .unwrap_or_else(|| panic!("no run: {runs}"))
+    }
+}
+
+/// Clicks the pipeline page's run button, and waits for the run it started to succeed.
+async fn run(browser: &Browser, base: &str, api: &Api) {
+    browser.open(&format!("{base}/labs/sam/pipeline")).await;
+    let button = browser.wait_for(".run-form button[type='submit']").await;
+    browser.click(&button).await;
+    let started = browser.wait_for(".outcome a").await;
+    let text = browser.text(&started).await;
+    let id: i64 = text
+        .trim_start_matches("Run #")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no run id in {text:?}"));
+    let waited = std::time::Instant::now();
+    loop {
+        let run = api
+            .call("GET", &format!("/api/labs/sam/runs/{id}"), json!({}))
+            .await;
+        match run["run"]["status"].as_str().or(run["status"].as_str()) {
+            Some("running") => {}
+            Some("succeeded") => return,
+            other => panic!("run #{id} ended {other:?}: {run}"),
+        }
+        assert!(waited.elapsed() < browser::PATIENCE, "run #{id} did not end");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Lands days `days` of the example from the landing page's form.
+async fn land(browser: &Browser, base: &str, days: &str, last_file: &str) {
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    let field = browser.wait_for(".land-form input[name='days']").await;
+    browser.type_into(&field, days).await;
+    let button = browser.wait_for(".land-form button[type='submit']").await;
+    browser.click(&button).await;
+    browser
+        .wait_for(&format!("tr[data-file='{last_file}']"))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
+    let site = site_root();
+    assert!(
+        site.join("pkg/reckon.wasm").exists(),
+        "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
+        site.display()
+    );
+    clear_artifacts(week14_screenshot);
+    let lab = TestLab::new("browser-week14");
+    let labs = reckon::service::labs::LabsConfig {
+        instructor_token: Some(INSTRUCTOR.into()),
+        max_runs: 2,
+    };
+    let state = lab.server(&site, lab.config(), labs).await;
+    let (base, server) = Served::start(state).await;
+    let instructor = Api {
+        base: base.clone(),
+        token: INSTRUCTOR.into(),
+    };
+    let made = instructor
+        .call("POST", "/api/labs", json!({"name": "sam"}))
+        .await;
+    let api = Api {
+        base: base.clone(),
+        token: made["token"].as_str().unwrap().to_string(),
+    };
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, &api.token, "/labs/sam").await;
+
+    // The code page: start from the example.
+    browser.open(&format!("{base}/labs/sam/code")).await;
+    let start = browser
+        .wait_for(".switch-form[data-switch='project'] button")
+        .await;
+    browser.click(&start).await;
+    let editor = format!("textarea[data-file='{SQL}']");
+    browser.wait_for(&editor).await;
+    browser.wait_for(".editor.live .highlight .kw").await;
+    browser.screenshot("week14-code").await;
+
+    // A bad edit is refused at its line, and the file is kept as it was.
+    let before = api
+        .call("GET", &format!("/api/labs/sam/pipeline/files/{SQL}"), json!({}))
+        .await;
+    let before = before.as_str().unwrap().to_string();
+    let broken = before.replacen("FROM STREAM(bronze_tickets)", "FROM STREAM(bronze_tickes)", 1);
+    let line = broken
+        .lines()
+        .position(|l| l.contains("bronze_tickes"))
+        .unwrap()
+        + 1;
+    browser
+        .call(
+            "POST",
+            "/execute/sync",
+            json!({"script": format!(
+                "const t = document.querySelector(\"{editor}\");
+                 t.value = arguments[0];
+                 t.dispatchEvent(new Event('input', {{bubbles: true}}));
+                 return true;"
+            ), "args": [broken]}),
+        )
+        .await;
+    let save = browser
+        .wait_for(&format!(".save-form[data-file='{SQL}'] button[type='submit']"))
+        .await;
+    browser.click(&save).await;
+    let error = browser
+        .wait_for(&format!(".code-error[data-line='{line}']"))
+        .await;
+    assert!(
+        browser.text(&error).await.contains("bronze_tickes"),
+        "{}",
+        browser.text(&error).await
+    );
+    browser
+        .wait_for(&format!("section[data-path='{SQL}'] .gutter span.bad"))
+        .await;
+    browser.screenshot("week14-code-error").await;
+    let after = api
+        .call("GET", &format!("/api/labs/sam/pipeline/files/{SQL}"), json!({}))
+        .await;
+    assert_eq!(after.as_str().unwrap(), before, "the bad edit was not saved");
+
+    // Days 1-30, a run, the graph with its rows.
+    land(&browser, &base, "1-30", "tickets/2026-10-30.json").await;
+    run(&browser, &base, &api).await;
+    let first = api.last_run("sam").await;
+    browser.open(&format!("{base}/labs/sam/pipeline")).await;
+    let bronze = browser
+        .wait_for("g.dataset[data-node='bronze_tickets'][data-status='completed']")
+        .await;
+    let shown = browser.text(&bronze).await;
+    let landed = api
+        .call("GET", "/api/labs/sam/landing", json!({}))
+        .await;
+    let tickets: u64 = landed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().starts_with("tickets/"))
+        .map(|f| f["rows"].as_u64().unwrap())
+        .sum();
+    assert!(shown.contains(&format!("{tickets} rows")), "{shown}");
+    browser
+        .wait_for("g.dataset[data-node='gold_daily_account_status'] rect.node.completed")
+        .await;
+    browser.screenshot("week14-graph").await;
+
+    // Days 31-35: the files list shows the new files read by run 2 only.
+    land(&browser, &base, "31-35", "tickets/2026-11-04.json").await;
+    run(&browser, &base, &api).await;
+    let second = api.last_run("sam").await;
+    assert!(second > first);
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    browser
+        .wait_for(&format!("tr[data-file='tickets/2026-11-04.json'][data-run='{second}']"))
+        .await;
+    browser
+        .wait_for(&format!("tr[data-file='tickets/2026-10-01.json'][data-run='{first}']"))
+        .await;
+    let read_by_second = landed_by(&api, second).await;
+    assert_eq!(read_by_second.len(), 10, "5 days of tickets and accounts: {read_by_second:?}");
+    browser.screenshot("week14-landing").await;
+
+    // An upload named ../x.json is refused; a good one lands.
+    let upload = tempfile::tempdir().unwrap();
+    let file = upload.path().join("x.json");
+    std::fs::write(&file, "{\"ticket_id\": 1}\n").unwrap();
+    for (folder, outcome) in [("..", ".error"), ("extra", ".outcome.succeeded")] {
+        browser.open(&format!("{base}/labs/sam/landing")).await;
+        let into = browser.wait_for(".upload-form input[name='folder']").await;
+        browser.type_into(&into, folder).await;
+        let input = browser.wait_for(".upload-form input[type='file']").await;
+        browser
+            .call(
+                "POST",
+                &format!("/element/{input}/value"),
+                json!({"text": file.display().to_string()}),
+            )
+            .await;
+        let send = browser.wait_for(".upload-form button[type='submit']").await;
+        browser.click(&send).await;
+        browser.wait_for(outcome).await;
+        if folder == ".." {
+            browser.screenshot("week14-upload-refused").await;
+        }
+    }
+    assert!(!lab.config().for_lab("sam").data_dir.join("x.json").exists());
+    assert!(
+        lab.config()
+            .for_lab("sam")
+            .data_dir
+            .join("landing/extra/x.json")
+            .exists()
+    );
+
+    // The bad rows: on the data-quality page under their rule, with their file and line.
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    let bad = browser.wait_for(".bad-rows-form button[type='submit']").await;
+    browser.click(&bad).await;
+    browser
+        .wait_for("tr[data-file='tickets/bad-rows.json']")
+        .await;
+    run(&browser, &base, &api).await;
+    browser.open(&format!("{base}/labs/sam/quality")).await;
+    browser
+        .wait_for("tr[data-rules='valid_status'][data-place^='landing/tickets/bad-rows.json:']")
+        .await;
+    browser
+        .wait_for("section.rule[data-rule='silver_tickets.valid_status'] svg.share rect")
+        .await;
+    browser.screenshot("week14-quality").await;
+    browser.open(&format!("{base}/labs/sam/events")).await;
+    browser.wait_for(".run-events .lanes .bar.completed").await;
+    browser.screenshot("week14-events").await;
+
+    // A viewer sees the code, the files and the graph, and no editor, upload or run.
+    let viewer = api
+        .call("POST", "/api/labs/sam/viewer-token", json!({}))
+        .await;
+    let sign_out = browser.wait_for(".sign-out button").await;
+    browser.click(&sign_out).await;
+    browser.wait_for(".login-form").await;
+    sign_in(&browser, &base, viewer["token"].as_str().unwrap(), "/labs/sam").await;
+    browser.open(&format!("{base}/labs/sam/code")).await;
+    browser.wait_for(".editor.read-only .highlight").await;
+    assert!(browser.find("textarea").await.is_none());
+    assert!(browser.find(".switch-form").await.is_none());
+    browser.screenshot("week14-viewer-code").await;
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    browser.wait_for("table.landed").await;
+    assert!(browser.find(".upload-form").await.is_none());
+    assert!(browser.find(".land-form").await.is_none());
+    browser.open(&format!("{base}/labs/sam/pipeline")).await;
+    browser.wait_for("svg.project-graph").await;
+    assert!(browser.find(".run-form").await.is_none());
+
+    let _ = browser.call("DELETE", "", json!({})).await;
+    server.stop().await;
+}
+
+/// The landed files run `run` read.
+async fn landed_by(api: &Api, run: i64) -> Vec<String> {
+    let files = api.call("GET", "/api/labs/sam/landing", json!({})).await;
+    files
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["read_by_run"] == run)
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
