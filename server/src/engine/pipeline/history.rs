@@ -11,7 +11,7 @@ use datafusion::common::ScalarValue;
 use super::declared::cdc::events;
 use super::declared::cdc::replay::{ARRIVAL, END_AT, START_AT};
 use super::declared::sources::VERSION;
-use super::declared::{self, TableState};
+use super::declared::{self, KEPT_FILE, KEPT_LINE, TableState};
 use super::files::decode::{FILE, LINE};
 use super::graph::DELETE;
 use crate::engine::flow::FlowContext;
@@ -37,8 +37,8 @@ fn scalar(batch: &RecordBatch, column: &str, row: usize) -> Option<ScalarValue> 
 
 /// Where an event came from, in words.
 fn source(batch: &RecordBatch, row: usize, streamed: &str) -> String {
-    let file = text(batch, FILE, row).or_else(|| text(batch, "source_file", row));
-    let line = text(batch, LINE, row).or_else(|| text(batch, "source_line", row));
+    let file = text(batch, FILE, row).or_else(|| text(batch, KEPT_FILE, row));
+    let line = text(batch, LINE, row).or_else(|| text(batch, KEPT_LINE, row));
     match (file, line, text(batch, VERSION, row)) {
         (Some(f), Some(l), _) => format!("{f}:{l}"),
         (Some(f), None, _) => f,

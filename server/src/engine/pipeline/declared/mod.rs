@@ -29,7 +29,7 @@ use deltalake::protocol::SaveMode;
 use serde::{Deserialize, Serialize};
 
 use rules::{Origin, Sorted};
-pub use rules::{QUARANTINE, quarantine_schema};
+pub use rules::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
 use sources::{Progress, Registered};
 
 use super::graph::{Flow as GraphFlow, FlowKind};

@@ -259,9 +259,10 @@ fn number_at(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
 }
 
 /// The columns through which a dataset keeps where its rows came from, for the flows reading
-/// it: `_metadata.file_path AS _file_path, _metadata.line_number AS _line_number`.
-pub const KEPT_FILE: &str = "_file_path";
-pub const KEPT_LINE: &str = "_line_number";
+/// it: `_metadata.file_path AS source_file, _metadata.line_number AS source_line` (the names
+/// `_quarantine` gives them).
+pub const KEPT_FILE: &str = "source_file";
+pub const KEPT_LINE: &str = "source_line";
 
 /// The file row `row` came from: read from it in this flow, or kept by the dataset it streams.
 fn file_of(batch: &RecordBatch, row: usize) -> Option<String> {

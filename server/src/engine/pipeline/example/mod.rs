@@ -67,7 +67,7 @@ pub fn sql(format: Format, accounts: bool) -> String {
          -- drops duplicates and bad rows, gold counts tickets per day, account and status.\n\n\
          CREATE OR REFRESH STREAMING TABLE bronze_tickets\n\
          COMMENT 'Raw tickets as landed, each with the file and line it came from'\n\
-         AS SELECT *, _metadata.file_path AS _file_path, _metadata.line_number AS _line_number\n\
+         AS SELECT *, _metadata.file_path AS source_file, _metadata.line_number AS source_line\n\
          FROM STREAM read_files('landing/tickets', format => '{format}');\n\n\
          CREATE OR REFRESH STREAMING TABLE silver_tickets (\n  \
            CONSTRAINT valid_status EXPECT (status IN ('open', 'pending', 'resolved', 'escalated', 'closed')) ON VIOLATION DROP ROW,\n  \
