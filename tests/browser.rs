@@ -147,7 +147,6 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     server.stop().await;
 }
 
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     const INSTRUCTOR: &str = "instructor-token-for-the-browser";

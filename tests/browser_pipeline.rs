@@ -52,9 +52,8 @@ impl Api {
         let runs = self
             .call("GET", &format!("/api/labs/{lab}/runs"), json!({}))
             .await;
-        runs["runs"][0]["run"]["id"]
+        runs["runs"][0]["id"]
             .as_i64()
-            .or_else(|| runs["runs"][0]["id"].as_i64())
             .unwrap_or_else(|| panic!("no run: {runs}"))
     }
 }
@@ -77,12 +76,15 @@ async fn run(browser: &Browser, base: &str, api: &Api) {
         let run = api
             .call("GET", &format!("/api/labs/sam/runs/{id}"), json!({}))
             .await;
-        match run["run"]["status"].as_str().or(run["status"].as_str()) {
+        match run["status"].as_str() {
             Some("running") => {}
             Some("succeeded") => return,
             other => panic!("run #{id} ended {other:?}: {run}"),
         }
-        assert!(waited.elapsed() < browser::PATIENCE, "run #{id} did not end");
+        assert!(
+            waited.elapsed() < browser::PATIENCE,
+            "run #{id} did not end"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
@@ -142,10 +144,18 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
 
     // A bad edit is refused at its line, and the file is kept as it was.
     let before = api
-        .call("GET", &format!("/api/labs/sam/pipeline/files/{SQL}"), json!({}))
+        .call(
+            "GET",
+            &format!("/api/labs/sam/pipeline/files/{SQL}"),
+            json!({}),
+        )
         .await;
     let before = before.as_str().unwrap().to_string();
-    let broken = before.replacen("FROM STREAM(bronze_tickets)", "FROM STREAM(bronze_tickes)", 1);
+    let broken = before.replacen(
+        "FROM STREAM(bronze_tickets)",
+        "FROM STREAM(bronze_tickes)",
+        1,
+    );
     let line = broken
         .lines()
         .position(|l| l.contains("bronze_tickes"))
@@ -164,7 +174,9 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
         )
         .await;
     let save = browser
-        .wait_for(&format!(".save-form[data-file='{SQL}'] button[type='submit']"))
+        .wait_for(&format!(
+            ".save-form[data-file='{SQL}'] button[type='submit']"
+        ))
         .await;
     browser.click(&save).await;
     let error = browser
@@ -180,9 +192,17 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
         .await;
     browser.screenshot("week14-code-error").await;
     let after = api
-        .call("GET", &format!("/api/labs/sam/pipeline/files/{SQL}"), json!({}))
+        .call(
+            "GET",
+            &format!("/api/labs/sam/pipeline/files/{SQL}"),
+            json!({}),
+        )
         .await;
-    assert_eq!(after.as_str().unwrap(), before, "the bad edit was not saved");
+    assert_eq!(
+        after.as_str().unwrap(),
+        before,
+        "the bad edit was not saved"
+    );
 
     // Days 1-30, a run, the graph with its rows.
     land(&browser, &base, "1-30", "tickets/2026-10-30.json").await;
@@ -193,9 +213,7 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
         .wait_for("g.dataset[data-node='bronze_tickets'][data-status='completed']")
         .await;
     let shown = browser.text(&bronze).await;
-    let landed = api
-        .call("GET", "/api/labs/sam/landing", json!({}))
-        .await;
+    let landed = api.call("GET", "/api/labs/sam/landing", json!({})).await;
     let tickets: u64 = landed
         .as_array()
         .unwrap()
@@ -216,13 +234,21 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     assert!(second > first);
     browser.open(&format!("{base}/labs/sam/landing")).await;
     browser
-        .wait_for(&format!("tr[data-file='tickets/2026-11-04.json'][data-run='{second}']"))
+        .wait_for(&format!(
+            "tr[data-file='tickets/2026-11-04.json'][data-run='{second}']"
+        ))
         .await;
     browser
-        .wait_for(&format!("tr[data-file='tickets/2026-10-01.json'][data-run='{first}']"))
+        .wait_for(&format!(
+            "tr[data-file='tickets/2026-10-01.json'][data-run='{first}']"
+        ))
         .await;
     let read_by_second = landed_by(&api, second).await;
-    assert_eq!(read_by_second.len(), 10, "5 days of tickets and accounts: {read_by_second:?}");
+    assert_eq!(
+        read_by_second.len(),
+        10,
+        "5 days of tickets and accounts: {read_by_second:?}"
+    );
     browser.screenshot("week14-landing").await;
 
     // An upload named ../x.json is refused; a good one lands.
@@ -259,7 +285,9 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
 
     // The bad rows: on the data-quality page under their rule, with their file and line.
     browser.open(&format!("{base}/labs/sam/landing")).await;
-    let bad = browser.wait_for(".bad-rows-form button[type='submit']").await;
+    let bad = browser
+        .wait_for(".bad-rows-form button[type='submit']")
+        .await;
     browser.click(&bad).await;
     browser
         .wait_for("tr[data-file='tickets/bad-rows.json']")
@@ -284,7 +312,13 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     let sign_out = browser.wait_for(".sign-out button").await;
     browser.click(&sign_out).await;
     browser.wait_for(".login-form").await;
-    sign_in(&browser, &base, viewer["token"].as_str().unwrap(), "/labs/sam").await;
+    sign_in(
+        &browser,
+        &base,
+        viewer["token"].as_str().unwrap(),
+        "/labs/sam",
+    )
+    .await;
     browser.open(&format!("{base}/labs/sam/code")).await;
     browser.wait_for(".editor.read-only .highlight").await;
     assert!(browser.find("textarea").await.is_none());

@@ -577,3 +577,82 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
         .unwrap();
     assert_eq!(server.call(garbage).await.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
+    let server = Server::new("workspace-arrival").await;
+    let ann = server.create_lab("ann").await;
+    server.state.labs.start_schedules();
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    let runs = || async {
+        server
+            .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
+            .await["runs"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+
+    // Off (the default): landing files starts nothing.
+    server
+        .ok(
+            "POST",
+            "/api/labs/ann/landing/example",
+            &ann,
+            json!({"days": "1-1"}),
+        )
+        .await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(runs().await.is_empty(), "no run without the setting");
+
+    // On: one upload of two files, then one run, started by file-arrival, that reads them.
+    let settings = server
+        .ok(
+            "POST",
+            "/api/labs/ann/settings",
+            &ann,
+            json!({"run_on_arrival": true}),
+        )
+        .await;
+    assert_eq!(settings["run_on_arrival"], true);
+    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
+    server
+        .upload(
+            "ann",
+            Some(&ann),
+            &[("tickets/a.json", line), ("tickets/b.json", line)],
+        )
+        .await
+        .ok("upload");
+    let waited = std::time::Instant::now();
+    let run = loop {
+        let runs = runs().await;
+        if let Some(run) = runs.first()
+            && run["status"] != "running"
+        {
+            assert_eq!(runs.len(), 1, "one run for one landing: {runs:?}");
+            break run.clone();
+        }
+        assert!(
+            waited.elapsed().as_secs() < 60,
+            "no run after the files landed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(run["started_by"], "file-arrival", "{run}");
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let id = run["id"].as_i64().unwrap();
+    let files = server
+        .ok("GET", "/api/labs/ann/landing", &ann, json!({}))
+        .await;
+    for path in [
+        "tickets/a.json",
+        "tickets/b.json",
+        "tickets/2026-10-01.json",
+    ] {
+        assert_eq!(landed(&files, path)["read_by_run"], id, "{path}");
+    }
+    server.state.labs.finish().await;
+}

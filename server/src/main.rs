@@ -354,7 +354,10 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("Reckon's dashboard: http://{}", listener.local_addr()?);
             if let Some(seconds) = schedule {
                 labs.default_lab()
-                    .update_settings(Some((seconds > 0).then_some(seconds)), None, None)
+                    .update_settings(app::model::SettingsChange {
+                        schedule_seconds: Some((seconds > 0).then_some(seconds)),
+                        ..Default::default()
+                    })
                     .await
                     .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
             }

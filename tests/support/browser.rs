@@ -42,7 +42,11 @@ pub fn artifacts() -> PathBuf {
 pub fn clear_artifacts(ours: fn(&str) -> bool) {
     static CLEARED: std::sync::Once = std::sync::Once::new();
     CLEARED.call_once(|| {
-        for entry in std::fs::read_dir(artifacts()).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(artifacts())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if ours(&entry.file_name().to_string_lossy()) {
                 let _ = std::fs::remove_file(entry.path());
             }

@@ -102,12 +102,7 @@ pub trait Backend: Send + Sync {
     async fn table(&self, name: &str, version: Option<i64>) -> Result<TableView, ApiError>;
     async fn pipeline(&self) -> Result<PipelineView, ApiError>;
     async fn settings(&self) -> Result<Settings, ApiError>;
-    async fn update_settings(
-        &self,
-        schedule_seconds: Option<Option<u64>>,
-        dedup: Option<bool>,
-        public: Option<bool>,
-    ) -> Result<Settings, ApiError>;
+    async fn update_settings(&self, change: SettingsChange) -> Result<Settings, ApiError>;
     async fn reset(&self) -> Result<Settings, ApiError>;
     /// The lab's pipeline code: its project's files, or none for the course's streams.
     async fn code(&self) -> Result<ProjectCode, ApiError>;

@@ -215,8 +215,13 @@ pub async fn save_settings(
                 )
             })?),
         };
-        lab.update_settings(Some(schedule), Some(ticked(&dedup)), Some(ticked(&public)))
-            .await
+        lab.update_settings(SettingsChange {
+            schedule_seconds: Some(schedule),
+            dedup: Some(ticked(&dedup)),
+            public: Some(ticked(&public)),
+            run_on_arrival: None,
+        })
+        .await
     })
     .await
 }

@@ -127,3 +127,23 @@ pub async fn get_key_history(
     })
     .await
 }
+
+/// The landing page's "run when new files land" setting.
+#[server(prefix = "/fn", endpoint = "run_on_arrival")]
+pub async fn set_run_on_arrival(
+    lab: String,
+    csrf: Option<String>,
+    on: Option<String>,
+) -> Result<Settings, ApiError> {
+    guarded(async move {
+        let change = SettingsChange {
+            run_on_arrival: Some(ticked(&on)),
+            ..Default::default()
+        };
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .update_settings(change)
+            .await
+    })
+    .await
+}

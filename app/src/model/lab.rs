@@ -126,6 +126,19 @@ pub struct Settings {
     pub dedup_in_effect: bool,
     /// Whether anyone may read the lab's freshness and reconciliation pages without a token.
     pub public: bool,
+    /// Whether files landing in the lab's `landing/` folder start a run.
+    #[serde(default)]
+    pub run_on_arrival: bool,
+}
+
+/// A change to some of a lab's settings; `None` leaves one as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsChange {
+    /// `Some(None)` turns the schedule off.
+    pub schedule_seconds: Option<Option<u64>>,
+    pub dedup: Option<bool>,
+    pub public: Option<bool>,
+    pub run_on_arrival: Option<bool>,
 }
 
 /// Who the pages are showing to, so they offer only what that person may do.

@@ -6,11 +6,12 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use crate::api::project::{LandExample, get_landing};
+use crate::api::get_settings;
+use crate::api::project::{LandExample, SetRunOnArrival, get_landing};
 use crate::components::{
     ErrorLine, FormScope, IfWriter, Live, Session, current_lab, field_error, href, short_time,
 };
-use crate::model::{DEFAULT_LAB, LandedFile};
+use crate::model::{DEFAULT_LAB, LandedFile, Settings};
 use crate::pages::loaded;
 
 #[component]
@@ -40,6 +41,7 @@ pub fn LandingPage() -> impl IntoView {
                 <LandForms />
             </div>
         </IfWriter>
+        <ArrivalSetting />
         {said}
         {loaded(current_lab, get_landing, files_view)}
     }
@@ -158,5 +160,43 @@ fn size(bytes: u64) -> String {
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
         b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / (1 << 10) as f64),
         b => format!("{b} B"),
+    }
+}
+
+/// "Run when new files land", beside the schedule: a checkbox for who may change the lab, the
+/// setting in words for the others.
+#[component]
+fn ArrivalSetting() -> impl IntoView {
+    let save = ServerAction::<SetRunOnArrival>::new();
+    Effect::new(move |_| {
+        if save.value().get().is_some() {
+            Live::bump();
+        }
+    });
+    let said = |on: bool| match on {
+        true => {
+            "Runs start on their own when files land (after a moment of quiet), recorded as started by file-arrival."
+        }
+        false => {
+            "Runs start from the run button, the schedule or the API; landing files does not start one."
+        }
+    };
+    view! {
+        {loaded(current_lab, get_settings, move |settings: Settings| {
+            let on = settings.run_on_arrival;
+            view! {
+                <p class="arrival" data-arrival=on.to_string()>{said(on)}</p>
+                <IfWriter>
+                    <ActionForm action=save attr:class="arrival-form">
+                        <FormScope />
+                        <label class="confirm">
+                            <input type="checkbox" name="on" value="true" checked=on />
+                            " run when new files land"
+                        </label>
+                        <button type="submit">"Save"</button>
+                    </ActionForm>
+                </IfWriter>
+            }
+        })}
     }
 }

@@ -206,7 +206,8 @@ pub async fn settings(
 }
 
 /// `{"schedule_seconds": 60}` (null: no schedule), `{"dedup": false}` (from the next reset),
-/// `{"public": true}` (freshness and reconciliation readable without a token).
+/// `{"public": true}` (freshness and reconciliation readable without a token),
+/// `{"run_on_arrival": true}` (files landing start a run).
 pub async fn update_settings(
     State(state): State<AppState>,
     params: Params,
@@ -215,12 +216,10 @@ pub async fn update_settings(
 ) -> Answer<app::model::Settings> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
     let body = object(&body)?;
-    let mut schedule = None;
-    let mut dedup = None;
-    let mut public = None;
+    let mut change = app::model::SettingsChange::default();
     for (key, value) in &body {
         match (key.as_str(), value) {
-            ("schedule_seconds", Value::Null) => schedule = Some(None),
+            ("schedule_seconds", Value::Null) => change.schedule_seconds = Some(None),
             ("schedule_seconds", v) => {
                 let seconds = v.as_u64().ok_or_else(|| {
                     ApiError::field(
@@ -228,22 +227,26 @@ pub async fn update_settings(
                         "a whole number of seconds, or null for no schedule",
                     )
                 })?;
-                schedule = Some(Some(seconds));
+                change.schedule_seconds = Some(Some(seconds));
             }
-            ("dedup", Value::Bool(b)) => dedup = Some(*b),
+            ("dedup", Value::Bool(b)) => change.dedup = Some(*b),
             ("dedup", _) => return Err(ApiError::field("dedup", "true or false").into()),
-            ("public", Value::Bool(b)) => public = Some(*b),
+            ("public", Value::Bool(b)) => change.public = Some(*b),
             ("public", _) => return Err(ApiError::field("public", "true or false").into()),
+            ("run_on_arrival", Value::Bool(b)) => change.run_on_arrival = Some(*b),
+            ("run_on_arrival", _) => {
+                return Err(ApiError::field("run_on_arrival", "true or false").into());
+            }
             (other, _) => {
                 return Err(ApiError::field(
                     other,
-                    "not a setting; the settings are schedule_seconds, dedup and public",
+                    "not a setting; the settings are schedule_seconds, dedup, public and run_on_arrival",
                 )
                 .into());
             }
         }
     }
-    Ok(Json(lab.update_settings(schedule, dedup, public).await?))
+    Ok(Json(lab.update_settings(change).await?))
 }
 
 pub async fn reset(

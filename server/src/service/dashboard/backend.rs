@@ -6,7 +6,6 @@ use app::model::*;
 use chrono::Utc;
 
 use super::Dashboard;
-use super::settings::Change;
 use crate::engine::check::Check;
 use crate::engine::flow::Runner;
 use crate::engine::flows::FlowError;
@@ -138,20 +137,11 @@ impl Backend for Dashboard {
             dedup: current.dedup,
             dedup_in_effect,
             public: current.public,
+            run_on_arrival: current.run_on_arrival,
         })
     }
 
-    async fn update_settings(
-        &self,
-        schedule_seconds: Option<Option<u64>>,
-        dedup: Option<bool>,
-        public: Option<bool>,
-    ) -> Result<Settings, ApiError> {
-        let change = Change {
-            schedule_seconds,
-            dedup,
-            public,
-        };
+    async fn update_settings(&self, change: SettingsChange) -> Result<Settings, ApiError> {
         self.settings.change(change).await?;
         self.announce("settings");
         self.settings().await

@@ -2,6 +2,7 @@
 //! lab's lock; `runs.rs`), its schedule, its settings in one store (`settings.rs`), live
 //! announcements for the pages, and the backend the pages call (`backend.rs`).
 
+mod arrival;
 mod backend;
 mod running;
 mod runs;
@@ -34,6 +35,8 @@ pub struct Dashboard {
     live: broadcast::Sender<String>,
     /// The schedule's task while the server runs it.
     schedule_task: Mutex<Option<JoinHandle<()>>>,
+    /// The landing folder's watcher task ("run when new files land") while the server runs it.
+    arrival_task: Mutex<Option<JoinHandle<()>>>,
     /// Runs at once across the server's labs: a run waits for one of these first.
     run_slots: Arc<Semaphore>,
     /// The last recount of bronze and the tables' fingerprint it was made on: readers reuse it
@@ -58,6 +61,7 @@ impl Dashboard {
             running: Mutex::new(None),
             live,
             schedule_task: Mutex::new(None),
+            arrival_task: Mutex::new(None),
             run_slots,
             recount: tokio::sync::Mutex::new(None),
         })

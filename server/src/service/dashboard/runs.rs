@@ -128,8 +128,10 @@ impl Dashboard {
         })
     }
 
-    /// Runs the schedule until [`Dashboard::stop_schedule`]: a run every `schedule_seconds` when set.
+    /// Runs the schedule until [`Dashboard::stop_schedule`]: a run every `schedule_seconds` when
+    /// set, and one when files land if the lab asks for it.
     pub fn start_schedule(self: &Arc<Self>) {
+        self.start_arrival_watch();
         let dashboard = Arc::clone(self);
         let mut interval = self.settings.schedule();
         let task = tokio::spawn(async move {
@@ -162,6 +164,14 @@ impl Dashboard {
     }
 
     pub fn stop_schedule(&self) {
+        if let Some(task) = self
+            .arrival_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            task.abort();
+        }
         if let Some(task) = self
             .schedule_task
             .lock()

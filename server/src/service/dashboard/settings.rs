@@ -19,6 +19,9 @@ struct SettingsFile {
     schedule_seconds: Option<u64>,
     /// Deduplication from the next reset on; `None`: on (SPEC's default).
     dedup: Option<bool>,
+    /// Files landing start a run; `None`: off.
+    #[serde(default)]
+    run_on_arrival: Option<bool>,
 }
 
 /// Every setting of a lab as it stands.
@@ -27,16 +30,10 @@ pub struct Current {
     pub schedule_seconds: Option<u64>,
     pub dedup: bool,
     pub public: bool,
+    pub run_on_arrival: bool,
 }
 
-/// A change to some settings; `None` leaves one as it is.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Change {
-    /// `Some(None)` turns the schedule off.
-    pub schedule_seconds: Option<Option<u64>>,
-    pub dedup: Option<bool>,
-    pub public: Option<bool>,
-}
+pub use app::model::SettingsChange as Change;
 
 pub struct SettingsStore {
     lab: String,
@@ -45,6 +42,8 @@ pub struct SettingsStore {
     current: Mutex<(SettingsFile, bool)>,
     /// The schedule's interval, watched by the schedule task.
     schedule: watch::Sender<Option<u64>>,
+    /// Whether landing files start runs, watched by the landing folder's watcher.
+    arrival: watch::Sender<bool>,
 }
 
 impl SettingsStore {
@@ -59,12 +58,14 @@ impl SettingsStore {
             Err(_) => SettingsFile::default(),
         };
         let (schedule, _) = watch::channel(file.schedule_seconds);
+        let (arrival, _) = watch::channel(file.run_on_arrival.unwrap_or(false));
         Self {
             lab: lab.to_string(),
             path,
             registry,
             current: Mutex::new((file, public)),
             schedule,
+            arrival,
         }
     }
 
@@ -78,12 +79,18 @@ impl SettingsStore {
             schedule_seconds: file.schedule_seconds,
             dedup: file.dedup.unwrap_or(true),
             public: *public,
+            run_on_arrival: file.run_on_arrival.unwrap_or(false),
         }
     }
 
     /// The schedule's interval as it changes.
     pub fn schedule(&self) -> watch::Receiver<Option<u64>> {
         self.schedule.subscribe()
+    }
+
+    /// Whether landing files start runs, as it changes.
+    pub fn arrival(&self) -> watch::Receiver<bool> {
+        self.arrival.subscribe()
     }
 
     /// Applies a change: public first (the one write that can find the lab gone), then the
@@ -106,7 +113,10 @@ impl SettingsStore {
             }
             self.lock().1 = public;
         }
-        if change.schedule_seconds.is_some() || change.dedup.is_some() {
+        if change.schedule_seconds.is_some()
+            || change.dedup.is_some()
+            || change.run_on_arrival.is_some()
+        {
             let mut current = self.lock();
             let mut file = current.0.clone();
             if let Some(schedule) = change.schedule_seconds {
@@ -114,6 +124,9 @@ impl SettingsStore {
             }
             if let Some(dedup) = change.dedup {
                 file.dedup = Some(dedup);
+            }
+            if let Some(on) = change.run_on_arrival {
+                file.run_on_arrival = Some(on);
             }
             let json =
                 serde_json::to_vec_pretty(&file).map_err(|e| ApiError::Failed(e.to_string()))?;
@@ -124,6 +137,8 @@ impl SettingsStore {
                 .and_then(|()| std::fs::rename(&partial, &self.path))
                 .map_err(|e| ApiError::Failed(format!("{}: {e}", self.path.display())))?;
             self.schedule.send_replace(file.schedule_seconds);
+            self.arrival
+                .send_replace(file.run_on_arrival.unwrap_or(false));
             current.0 = file;
         }
         Ok(self.current())

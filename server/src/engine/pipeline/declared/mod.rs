@@ -28,8 +28,8 @@ use deltalake::operations::write::SchemaMode;
 use deltalake::protocol::SaveMode;
 use serde::{Deserialize, Serialize};
 
-use rules::{Origin, Sorted};
 pub use rules::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
+use rules::{Origin, Sorted};
 use sources::{Progress, Registered};
 
 use super::graph::{Flow as GraphFlow, FlowKind};
