@@ -301,6 +301,28 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
         .wait_for("section.rule[data-rule='silver_tickets.valid_status'] svg.share rect")
         .await;
     browser.screenshot("week14-quality").await;
+    // Freshness speaks of the lab's pipeline, with the gold numbers by day.
+    browser.open(&format!("{base}/labs/sam")).await;
+    browser.wait_for(".gold-chart rect.not-final").await;
+    browser
+        .wait_until(
+            "the freshness sentences of the support lab",
+            "const t = document.querySelector('.sentences').textContent;
+             return t.includes('Tickets are loaded through 2026-11-04 (day 35)')
+                 && t.includes('include every row landed so far')
+                 && t.includes('set aside for breaking');",
+        )
+        .await;
+    browser.screenshot("week14-freshness").await;
+    // acc-007 was deleted and came back: two versions, each with the events that made it.
+    browser
+        .open(&format!(
+            "{base}/labs/sam/history?table=accounts&key=acc-007"
+        ))
+        .await;
+    browser.wait_for("section.version[data-version='1']").await;
+    browser.wait_for(".key-lanes .lane .tick").await;
+    browser.screenshot("week14-history").await;
     browser.open(&format!("{base}/labs/sam/events")).await;
     browser.wait_for(".run-events .lanes .bar.completed").await;
     browser.screenshot("week14-events").await;

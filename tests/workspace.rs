@@ -329,6 +329,20 @@ async fn a_learner_builds_week_14_over_the_api() {
     assert_eq!(bad["read_by_run"], third);
     assert!(bad["dropped"].as_u64().unwrap() >= failed_in_third, "{bad}");
 
+    // The instructor's overview says which pipeline the lab runs and its rule failures.
+    let labs = server.ok("GET", "/api/labs", INSTRUCTOR, json!({})).await;
+    let summary = labs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "ann")
+        .unwrap();
+    assert_eq!(summary["pipeline"], "project", "{summary}");
+    assert!(
+        summary["rule_failures"].as_u64().unwrap() >= failed_in_third,
+        "{summary}"
+    );
+
     // Switching back asks first (the lab has tables), then resets them.
     let busy = server
         .api("POST", &at("/pipeline/course"), Some(&ann), json!({}))

@@ -80,6 +80,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/labs/:lab/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
                     <Route path=path!("/labs/:lab/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
                     <Route path=path!("/labs/:lab/events") view=pages::events::EventsPage ssr=SsrMode::Async />
+                    <Route path=path!("/labs/:lab/history") view=pages::history::HistoryPage ssr=SsrMode::Async />
                     <Route path=path!("/") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
                     <Route path=path!("/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
                     <Route path=path!("/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
@@ -100,6 +101,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
                     <Route path=path!("/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
                     <Route path=path!("/events") view=pages::events::EventsPage ssr=SsrMode::Async />
+                    <Route path=path!("/history") view=pages::history::HistoryPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

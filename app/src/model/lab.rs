@@ -113,6 +113,26 @@ pub struct Freshness {
     pub last_check: Option<CheckOutcome>,
     /// What the home page says, in plain words.
     pub sentences: Vec<String>,
+    /// The gold numbers the sentences speak of, by hour or day (a declarative project's lab).
+    #[serde(default)]
+    pub chart: Option<GoldChart>,
+}
+
+/// A gold table's numbers by period, final ones told apart, for people who are not engineers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GoldChart {
+    /// What the bars count, in words: "tickets per day (gold_daily_account_status)".
+    pub title: String,
+    pub bars: Vec<GoldBar>,
+    /// When a bar is final, in words.
+    pub final_rule: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GoldBar {
+    pub label: String,
+    pub value: i64,
+    pub r#final: bool,
 }
 
 /// The lab's settings, as the settings form and `POST /api/settings` change them.
@@ -179,6 +199,12 @@ pub struct LabSummary {
     pub last_run_at: Option<String>,
     /// Why the summary could not be read (the lab's tables are unreadable, ...).
     pub error: Option<String>,
+    /// The course's streams or the lab's own declarative project.
+    #[serde(default)]
+    pub pipeline: super::PipelineKind,
+    /// Rows that broke a quality rule in the lab's last run (each rule counted).
+    #[serde(default)]
+    pub rule_failures: u64,
 }
 
 /// A token, shown once: only its hash is kept.

@@ -21,6 +21,11 @@ pub struct KeyVersion {
     pub start: Option<String>,
     pub end: Option<String>,
     pub events: Vec<ChangeEvent>,
+    /// `start` and `end` as numbers (a timestamp's microseconds), for a time axis.
+    #[serde(default)]
+    pub start_n: Option<i64>,
+    #[serde(default)]
+    pub end_n: Option<i64>,
 }
 
 /// A change event as the flow applied it.
@@ -36,6 +41,9 @@ pub struct ChangeEvent {
     /// Set when the event arrived after an event of the key with a greater sequence: that
     /// sequence. Such an event splits the version it falls in.
     pub late_after: Option<String>,
+    /// The sequence as a number (a timestamp's microseconds), for a time axis.
+    #[serde(default)]
+    pub sequence_n: Option<i64>,
 }
 
 /// Which pipeline a lab runs: the course's Kafka streams (the default), or a declarative

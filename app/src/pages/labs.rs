@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::api::{ApiError, CreateLab, MakeViewerToken, get_labs};
 use crate::components::{CsrfField, ErrorLine, Live, field_error, lab_href, short_time};
-use crate::model::{CheckOutcome, LabSummary, NewToken};
+use crate::model::{CheckOutcome, LabSummary, NewToken, PipelineKind};
 use crate::pages::loaded;
 
 #[component]
@@ -24,7 +24,7 @@ pub fn LabsPage() -> impl IntoView {
         {loaded(|| (), |()| get_labs(), move |labs: Vec<LabSummary>| view! {
             <table class="labs">
                 <thead>
-                    <tr><th>"lab"</th><th>"freshness"</th><th>"final through"</th><th>"last check"</th><th>"last run"</th><th>"topic"</th><th></th></tr>
+                    <tr><th>"lab"</th><th>"pipeline"</th><th>"freshness"</th><th>"final through"</th><th>"last check"</th><th>"last run"</th><th>"rule failures"</th><th>"topic"</th><th></th></tr>
                 </thead>
                 <tbody>
                     {labs.into_iter().map(|lab| lab_row(lab, viewer)).collect_view()}
@@ -53,13 +53,20 @@ fn lab_row(lab: LabSummary, viewer: ServerAction<MakeViewerToken>) -> impl IntoV
     let check = lab.last_check.map_or("none yet", CheckOutcome::as_str);
     let (name, page) = (lab.name.clone(), lab_href(&lab.name, "/"));
     let (form_lab, button_lab) = (name.clone(), name.clone());
+    let failures_class = if lab.rule_failures > 0 {
+        "n failed"
+    } else {
+        "n"
+    };
     view! {
         <tr data-lab=name.clone()>
             <td><a href=page rel="external">{name.clone()}</a>{lab.public.then_some(" (public)")}</td>
+            <td>{match lab.pipeline { PipelineKind::Course => "course", PipelineKind::Project => "SQL project" }}</td>
             <td><span class=format!("lamp-small {}", lab.light) data-light=lab.light.as_str()>{lab.light.as_str()}</span></td>
             <td>{lab.final_through.as_deref().map(short_time).unwrap_or_else(|| "-".into())}</td>
             <td class=format!("check {check}")>{check}</td>
             <td>{lab.last_run_at.as_deref().map(short_time).unwrap_or_else(|| "-".into())}</td>
+            <td class=failures_class>{lab.rule_failures}</td>
             <td>{lab.topic.clone()}</td>
             <td>
                 {lab.error.map(|e| view! { <span class="error">{e}</span> })}

@@ -3,6 +3,7 @@
 pub mod code;
 pub mod events;
 pub mod freshness;
+pub mod history;
 pub mod hours;
 pub mod labs;
 pub mod landing;

@@ -72,6 +72,15 @@ fn project_view(g: ProjectGraph) -> impl IntoView {
         })
         .collect_view();
     let nodes = g.nodes.iter().cloned().map(graph_node).collect_view();
+    let histories = g
+        .nodes
+        .iter()
+        .filter(|n| n.kind == "AUTO CDC target")
+        .map(|n| {
+            let link = href(&format!("/history?table={}", n.name));
+            view! { <p><a href=link>{format!("History of a key in {}", n.name)}</a></p> }
+        })
+        .collect_view();
     view! {
         <p class="lead">{format!("Project {}: {} datasets; each box shows its last run.", g.name, g.nodes.iter().filter(|n| n.kind != "files").count())}</p>
         <div class="scroll">
@@ -86,6 +95,7 @@ fn project_view(g: ProjectGraph) -> impl IntoView {
                 {nodes}
             </svg>
         </div>
+        {histories}
     }
 }
 

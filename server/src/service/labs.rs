@@ -192,7 +192,19 @@ impl Labs {
             last_check: None,
             last_run_at: None,
             error: None,
+            pipeline: dashboard.lab().kind(),
+            rule_failures: 0,
         };
+        if let Some(history) = dashboard.lab().history()
+            && let Ok(Some(last)) = history.last_finished_run(&config.lab).await
+            && let Ok(events) = history.events(&config.lab, Some(last.id)).await
+        {
+            summary.rule_failures = events
+                .iter()
+                .flat_map(|(_, e)| &e.figures.expectations)
+                .map(|r| r.failed)
+                .sum();
+        }
         match freshness::freshness(dashboard.lab(), Utc::now()).await {
             Ok(f) => {
                 summary.light = f.light;

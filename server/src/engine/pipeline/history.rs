@@ -118,6 +118,7 @@ pub async fn key_history(
                     source: source(&all, r, &cdc.source),
                     commit: arrival(r) >> 32,
                     late_after,
+                    sequence_n: number(&sequence(r)),
                 },
             )
         })
@@ -145,6 +146,8 @@ pub async fn key_history(
                 .collect(),
             start: text(&rows, START_AT, row),
             end: text(&rows, END_AT, row),
+            start_n: number(&start),
+            end_n: number(&end),
             events: changes
                 .iter()
                 .filter(|(s, e)| within(s, e.op == "DELETE"))
@@ -158,10 +161,24 @@ pub async fn key_history(
             values: vec![],
             start: None,
             end: None,
+            start_n: None,
+            end_n: None,
             events: changes.into_iter().map(|(_, e)| e).collect(),
         });
     }
     Ok(history)
+}
+
+/// A sequence value as a number for a time axis (a timestamp: its raw count of its unit).
+fn number(value: &Option<ScalarValue>) -> Option<i64> {
+    match value
+        .as_ref()?
+        .cast_to(&arrow::datatypes::DataType::Int64)
+        .ok()?
+    {
+        ScalarValue::Int64(n) => n,
+        _ => None,
+    }
 }
 
 /// The target's rows of `key`, oldest version first.

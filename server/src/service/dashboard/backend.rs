@@ -175,7 +175,7 @@ impl Backend for Dashboard {
     }
 
     async fn landing(&self) -> Result<Vec<LandedFile>, ApiError> {
-        workspace::landing(&self.lab).await
+        workspace::landing(&self.lab).await.map_err(failed)
     }
 
     async fn land_example(

@@ -5,7 +5,7 @@ use app::api::ApiError;
 use app::model::{LandedFile, PipelineKind, ProjectCode};
 
 use super::Dashboard;
-use crate::service::error::refused;
+use crate::service::error::{failed, refused};
 use crate::service::pages::workspace;
 
 impl Dashboard {
@@ -33,6 +33,6 @@ impl Dashboard {
     /// The landing folder after files landed, announced.
     pub(super) async fn landed(&self) -> Result<Vec<LandedFile>, ApiError> {
         self.announce("landed");
-        workspace::landing(&self.lab).await
+        workspace::landing(&self.lab).await.map_err(failed)
     }
 }

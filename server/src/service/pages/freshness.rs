@@ -2,7 +2,7 @@
 //! hours of `hourly_sales` are final, what would close the next one, and how the last run and
 //! check went. Derived from the tables (truth) and the history (what happened when).
 
-use app::model::{CheckOutcome, Freshness, Light, RunStatus};
+use app::model::{CheckOutcome, Freshness, Light, PipelineKind, RunStatus};
 use arrow::datatypes::TimestampMicrosecondType;
 use chrono::{DateTime, Utc};
 
@@ -24,7 +24,7 @@ pub fn clock(micros: i64, with_day: bool) -> String {
     }
 }
 
-fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
+pub fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (now - then).num_seconds().max(0);
     let (n, unit) = match seconds {
         0..60 => return "just now".into(),
@@ -35,8 +35,11 @@ fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
     format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
-/// The lab's freshness as of `now`.
+/// The lab's freshness as of `now`: its project's when it runs one.
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
+    if lab.kind() == PipelineKind::Project {
+        return super::project_freshness::freshness(lab, now).await;
+    }
     let mut last_written: Option<i64> = None;
     for batch in crate::engine::render::rows(&lab.tables, TableName::HourlySales).await? {
         let hours =
@@ -111,11 +114,12 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         last_run_at,
         last_check,
         sentences,
+        chart: None,
     })
 }
 
 /// When the last run finished, whether it failed, and how the last check went.
-async fn last_run(
+pub async fn last_run(
     history: &crate::store::History,
     lab: &str,
 ) -> Result<(Option<String>, bool, Option<CheckOutcome>), HistoryError> {

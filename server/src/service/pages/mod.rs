@@ -6,6 +6,7 @@ pub mod graph;
 pub mod hours;
 pub mod pipeline;
 pub mod produce;
+pub mod project_freshness;
 pub mod quality;
 pub mod runs;
 pub mod tables;

@@ -9,13 +9,12 @@ use app::model::{LandedFile, ProjectCode};
 use arrow::datatypes::Int64Type;
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::history;
 use crate::engine::columns::Columns;
 use crate::engine::pipeline::declared::QUARANTINE;
 use crate::engine::tables;
 use crate::service::error::failed;
-use crate::service::lab::Lab;
 use crate::service::lab::workspace::{LANDING, files_under};
+use crate::service::lab::{Lab, LabError};
 
 pub fn code(lab: &Lab) -> Result<ProjectCode, ApiError> {
     Ok(ProjectCode {
@@ -32,14 +31,14 @@ struct Read {
     rescued: u64,
 }
 
-pub async fn landing(lab: &Lab) -> Result<Vec<LandedFile>, ApiError> {
-    let files = files_under(&lab.landing_dir()).map_err(failed)?;
+pub async fn landing(lab: &Lab) -> Result<Vec<LandedFile>, LabError> {
+    let files = files_under(&lab.landing_dir())?;
     let mut read: BTreeMap<String, Read> = BTreeMap::new();
     let mut changed: BTreeMap<String, bool> = BTreeMap::new();
-    let events = history(lab)?
-        .events(&lab.config.lab, None)
-        .await
-        .map_err(failed)?;
+    let events = match lab.history() {
+        Some(history) => history.events(&lab.config.lab, None).await?,
+        None => vec![],
+    };
     for (run, event) in events {
         for file in event.figures.files {
             if file.changed {
@@ -79,19 +78,19 @@ pub async fn landing(lab: &Lab) -> Result<Vec<LandedFile>, ApiError> {
 }
 
 /// Rows each file lost to a rule, from `_quarantine`.
-async fn dropped_by_file(lab: &Lab) -> Result<BTreeMap<String, u64>, ApiError> {
-    let Some(table) = lab.tables.open_named(QUARANTINE).await.map_err(failed)? else {
+async fn dropped_by_file(lab: &Lab) -> Result<BTreeMap<String, u64>, LabError> {
+    let Some(table) = lab.tables.open_named(QUARANTINE).await? else {
         return Ok(BTreeMap::new());
     };
-    let ctx = tables::session(&table, "q").await.map_err(failed)?;
+    let ctx = tables::session(&table, "q").await?;
     let sql = "SELECT source_file, count(*) AS n FROM q WHERE source_file IS NOT NULL \
                GROUP BY source_file";
-    let batches = tables::query(&ctx, QUARANTINE, sql).await.map_err(failed)?;
+    let batches = tables::query(&ctx, QUARANTINE, sql).await?;
     let mut counts = BTreeMap::new();
     for batch in &batches {
         let columns = Columns::of(batch, QUARANTINE);
-        let files = columns.strings("source_file").map_err(failed)?;
-        let n = columns.primitive::<Int64Type>("n").map_err(failed)?;
+        let files = columns.strings("source_file")?;
+        let n = columns.primitive::<Int64Type>("n")?;
         for i in 0..batch.num_rows() {
             counts.insert(files.value(i).to_string(), n.value(i) as u64);
         }

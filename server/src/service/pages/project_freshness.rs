@@ -1,0 +1,280 @@
+//! "Are the numbers final up to when?" for a lab that runs a declarative project, in words a
+//! manager reads: how far each landed source is loaded, whether the gold tables include every
+//! row landed so far, how many rows rules set aside, and a gold table's numbers by day with the
+//! final days told apart.
+
+use app::model::{CheckOutcome, Freshness, GoldBar, GoldChart, LandedFile, Light};
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Date32Type, Int64Type};
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::freshness::{ago, last_run};
+use super::workspace::landing;
+use crate::engine::pipeline::declared::QUARANTINE;
+use crate::engine::pipeline::graph::Graph;
+use crate::engine::pipeline::parse::Kind;
+use crate::engine::pipeline::sql::Source;
+use crate::engine::{render, tables};
+use crate::service::lab::workspace::LANDING;
+use crate::service::lab::{Lab, LabError};
+
+/// The folders under `landing/` the project reads, in the order its flows name them.
+fn sources(graph: &Graph) -> Vec<String> {
+    let mut folders = vec![];
+    for flow in &graph.flows {
+        let reads = flow
+            .query
+            .reads
+            .iter()
+            .chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
+        for read in reads {
+            if let Source::Files { path, .. } = &read.source {
+                let folder = path.trim_start_matches(&format!("{LANDING}/")).to_string();
+                if !folders.contains(&folder) {
+                    folders.push(folder);
+                }
+            }
+        }
+    }
+    folders
+}
+
+/// A file's day, when its name is one (`2026-11-04.json`).
+fn day_of(path: &str) -> Option<NaiveDate> {
+    let name = path.rsplit('/').next()?;
+    NaiveDate::parse_from_str(name.split('.').next()?, "%Y-%m-%d").ok()
+}
+
+/// "Tickets are loaded through 2026-11-04 (day 35)", or what is still waiting.
+fn source_sentence(folder: &str, files: &[LandedFile]) -> String {
+    let mine: Vec<&LandedFile> = files
+        .iter()
+        .filter(|f| f.path.starts_with(&format!("{folder}/")))
+        .collect();
+    let mut name = folder.replace(['/', '_'], " ");
+    if let Some(first) = name.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    let waiting = mine.iter().filter(|f| f.read_by_run.is_none()).count();
+    let days: Vec<NaiveDate> = mine.iter().filter_map(|f| day_of(&f.path)).collect();
+    let loaded_days: Vec<NaiveDate> = mine
+        .iter()
+        .filter(|f| f.read_by_run.is_some())
+        .filter_map(|f| day_of(&f.path))
+        .collect();
+    let through = match (loaded_days.iter().max(), days.iter().min()) {
+        (Some(last), Some(first)) => format!(
+            "{name} are loaded through {last} (day {})",
+            (*last - *first).num_days() + 1
+        ),
+        _ if mine.iter().any(|f| f.read_by_run.is_some()) => {
+            format!("{name}: {} file(s) loaded", mine.len() - waiting)
+        }
+        _ => format!("No {} are loaded yet", name.to_lowercase()),
+    };
+    match waiting {
+        0 => format!("{through}."),
+        n => format!("{through}; {n} file(s) landed since and wait for the next run."),
+    }
+}
+
+/// The first materialized view with a date column and a whole-number column: its numbers
+/// summed by day. A day is final once a later day's files are loaded (tickets of a day may
+/// still arrive the day after).
+async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabError> {
+    for dataset in graph
+        .datasets
+        .iter()
+        .filter(|d| d.kind == Kind::MaterializedView)
+    {
+        let Some(table) = lab.tables.open_named(&dataset.name).await? else {
+            continue;
+        };
+        let schema = tables::arrow_schema(&table)?;
+        let date = schema
+            .fields()
+            .iter()
+            .find(|f| f.data_type() == &DataType::Date32);
+        let number = schema
+            .fields()
+            .iter()
+            .find(|f| f.data_type() == &DataType::Int64);
+        let (Some(date), Some(number)) = (date, number) else {
+            continue;
+        };
+        let ctx = tables::session(&table, "g").await?;
+        let sql = format!(
+            "SELECT \"{d}\" AS day, CAST(sum(\"{n}\") AS BIGINT) AS total FROM g \
+             WHERE \"{d}\" IS NOT NULL GROUP BY \"{d}\" ORDER BY \"{d}\"",
+            d = date.name(),
+            n = number.name()
+        );
+        let mut bars = vec![];
+        for batch in tables::query(&ctx, &dataset.name, &sql).await? {
+            let days = batch.column(0).as_primitive::<Date32Type>();
+            let totals = batch.column(1).as_primitive::<Int64Type>();
+            for i in 0..batch.num_rows() {
+                let day = days
+                    .value_as_date(i)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default();
+                let value = if totals.is_valid(i) {
+                    totals.value(i)
+                } else {
+                    0
+                };
+                bars.push(GoldBar {
+                    label: day,
+                    value,
+                    r#final: true,
+                });
+            }
+        }
+        if let Some(last) = bars.last_mut() {
+            last.r#final = false;
+        }
+        return Ok(Some(GoldChart {
+            title: format!("{} per {} ({})", number.name(), date.name(), dataset.name),
+            bars,
+            final_rule: "A day is final once the next day's files are loaded: a day's rows may \
+                         still arrive the day after. The newest day is not final yet."
+                .into(),
+        }));
+    }
+    Ok(None)
+}
+
+pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
+    let mut sentences = vec![];
+    let mut light = Light::Green;
+    let graph = match lab.project_graph() {
+        Ok(graph) => graph,
+        Err(e) => {
+            return Ok(Freshness {
+                light: Light::Red,
+                sentences: vec![format!("The pipeline's code does not read: {e}.")],
+                ..Default::default()
+            });
+        }
+    };
+    let files = landing(lab).await?;
+    let folders = sources(&graph);
+    // Files the project reads that no run has read yet (others in landing/ are not its).
+    let waiting = files
+        .iter()
+        .filter(|f| f.read_by_run.is_none())
+        .filter(|f| folders.iter().any(|d| f.path.starts_with(&format!("{d}/"))))
+        .count();
+    for folder in folders {
+        sentences.push(source_sentence(&folder, &files));
+    }
+    let golds: Vec<String> = graph
+        .datasets
+        .iter()
+        .filter(|d| d.kind == Kind::MaterializedView)
+        .map(|d| match &d.comment {
+            Some(c) => format!("the {}", c.to_lowercase()),
+            None => d.name.clone(),
+        })
+        .collect();
+    if !golds.is_empty() {
+        let include = match waiting {
+            0 => "include every row landed so far",
+            _ => "do not include the files still waiting",
+        };
+        let mut text = format!("{} {include}.", golds.join(" and "));
+        if let Some(first) = text.get_mut(0..1) {
+            first.make_ascii_uppercase();
+        }
+        sentences.push(text);
+    }
+    if let Some(table) = lab.tables.open_named(QUARANTINE).await? {
+        match render::count_rows(&table, QUARANTINE).await? {
+            0 => {}
+            1 => sentences.push("1 row was set aside for breaking a quality rule.".into()),
+            n => sentences.push(format!(
+                "{n} rows were set aside for breaking quality rules."
+            )),
+        }
+    }
+    let (last_run_at, run_failed, last_check) = match lab.history() {
+        Some(history) => last_run(history, &lab.config.lab).await?,
+        None => (None, false, None),
+    };
+    match &last_run_at {
+        Some(at) => {
+            let when = DateTime::parse_from_rfc3339(at)
+                .map(|t| ago(t.with_timezone(&Utc), now))
+                .unwrap_or_default();
+            let check = match last_check {
+                Some(CheckOutcome::Problem) => {
+                    light = Light::Red;
+                    "its check found a problem: some numbers are wrong"
+                }
+                _ => "its check passed",
+            };
+            match run_failed {
+                true => {
+                    light = Light::Red;
+                    sentences.push(format!("The last run failed, {when}."));
+                }
+                false => sentences.push(format!("Last run {when}; {check}.")),
+            }
+        }
+        None => {
+            light = Light::Amber;
+            sentences.push("Nothing has run yet.".into());
+        }
+    }
+    if waiting > 0 && light == Light::Green {
+        light = Light::Amber;
+    }
+    Ok(Freshness {
+        light,
+        last_run_at,
+        last_check,
+        sentences,
+        chart: gold_chart(lab, &graph).await?,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, run: Option<i64>) -> LandedFile {
+        LandedFile {
+            path: path.into(),
+            size: 1,
+            landed_at: String::new(),
+            read_by_run: run,
+            rows: None,
+            rescued: None,
+            dropped: 0,
+            changed_after_load: false,
+        }
+    }
+
+    #[test]
+    fn a_source_is_loaded_through_its_newest_day_read() {
+        let files = [
+            file("tickets/2026-10-01.json", Some(1)),
+            file("tickets/2026-10-02.json", Some(1)),
+            file("tickets/2026-10-03.json", None),
+            file("accounts/2026-10-01.json", Some(1)),
+        ];
+        assert_eq!(
+            source_sentence("tickets", &files),
+            "Tickets are loaded through 2026-10-02 (day 2); 1 file(s) landed since and wait for the next run."
+        );
+        assert_eq!(
+            source_sentence("accounts", &files),
+            "Accounts are loaded through 2026-10-01 (day 1)."
+        );
+        assert_eq!(
+            source_sentence("refunds", &files),
+            "No refunds are loaded yet."
+        );
+    }
+}
