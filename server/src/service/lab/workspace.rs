@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 use app::model::{PipelineKind, ProjectFile};
 
 use super::{Lab, LabError};
-use crate::engine::pipeline::example;
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
 use crate::engine::pipeline::sql::Format;
+use crate::engine::pipeline::{example, files};
 
 /// The project's folder and its file, inside the lab's data folder.
 pub const PROJECT: &str = "project";
@@ -96,14 +96,9 @@ pub fn checked_path(path: &str) -> Result<PathBuf, WorkspaceError> {
     }
 }
 
-/// Writes `bytes` to `path` whole: into a dot-file beside it, then renamed over it.
+/// Writes `bytes` to `path` whole (see [`files::write_whole`]).
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
-    let folder = path.parent().expect("a checked path has a folder");
-    std::fs::create_dir_all(folder).map_err(io(folder))?;
-    let name = path.file_name().expect("a checked path names a file");
-    let partial = folder.join(format!(".{}.partial", name.to_string_lossy()));
-    std::fs::write(&partial, bytes).map_err(io(&partial))?;
-    std::fs::rename(&partial, path).map_err(io(path))
+    files::write_whole(path, bytes).map_err(io(path))
 }
 
 /// Every file under `root`, relative to it with `/`, skipping dot-files; in path order.

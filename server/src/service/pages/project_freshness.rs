@@ -172,9 +172,10 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         .datasets
         .iter()
         .filter(|d| d.kind == Kind::MaterializedView)
+        // A short comment reads as words ("the daily status counts by account"); else the name.
         .map(|d| match &d.comment {
-            Some(c) => format!("the {}", c.to_lowercase()),
-            None => d.name.clone(),
+            Some(c) if c.len() <= 40 && !c.contains(':') => format!("the {}", c.to_lowercase()),
+            _ => d.name.clone(),
         })
         .collect();
     if !golds.is_empty() {

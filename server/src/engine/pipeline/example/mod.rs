@@ -14,6 +14,7 @@ use chrono::{Duration, NaiveDate};
 use deltalake::parquet::arrow::ArrowWriter;
 use serde_json::json;
 
+use super::files::write_whole;
 use super::sql::Format;
 use crate::engine::rng::Rng;
 
@@ -220,7 +221,7 @@ pub fn land(
             Format::Parquet => write_parquet(&path, rows)?,
             _ => {
                 let text: String = rows.iter().map(|t| ticket_json(t) + "\n").collect();
-                std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+                write_whole(&path, text.as_bytes()).map_err(|e| failed(&path, e))?;
             }
         }
         written.push(path.display().to_string());
@@ -234,7 +235,7 @@ pub fn land(
             .iter()
             .map(|c| c.json() + "\n")
             .collect();
-        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+        write_whole(&path, text.as_bytes()).map_err(|e| failed(&path, e))?;
         written.push(path.display().to_string());
     }
     if bad {
@@ -248,7 +249,7 @@ pub fn land(
             }
             _ => {
                 let text: String = bad_rows().iter().map(|l| format!("{l}\n")).collect();
-                std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+                write_whole(&path, text.as_bytes()).map_err(|e| failed(&path, e))?;
             }
         }
         written.push(path.display().to_string());

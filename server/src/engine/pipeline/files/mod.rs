@@ -39,6 +39,17 @@ fn refused(path: &str, detail: impl Into<String>) -> FlowError {
     }
 }
 
+/// Writes a file into a landing folder whole: into a dot-file beside it (which [`list`] skips),
+/// then renamed over it, so a run never reads half a file.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let partial = folder.join(format!(".{name}.partial"));
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path)
+}
+
 /// Every file under `path` (relative to `data_dir`), in path order. With `landing_only` (a lab on
 /// the server), the path must stay inside `landing/`.
 pub fn list(data_dir: &Path, path: &str, landing_only: bool) -> Result<Vec<Landed>, FlowError> {
