@@ -9,7 +9,7 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
-use browser::{Browser, Served, clear_artifacts, sign_in, site_root};
+use browser::{Browser, Served, built_site, clear_artifacts, serve_shared, sign_in};
 use common::TestLab;
 use serde_json::{Value, json};
 
@@ -20,12 +20,7 @@ fn course_screenshot(name: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newcomer_plays_the_course_in_the_browser() {
-    let site = site_root();
-    assert!(
-        site.join("pkg/reckon.wasm").exists(),
-        "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
-        site.display()
-    );
+    let site = built_site();
     clear_artifacts(course_screenshot);
     let lab = TestLab::new("browser");
     let state = lab.dashboard(&site).await;
@@ -150,20 +145,9 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     const INSTRUCTOR: &str = "instructor-token-for-the-browser";
-    let site = site_root();
-    assert!(
-        site.join("pkg/reckon.wasm").exists(),
-        "no built site in {}",
-        site.display()
-    );
     clear_artifacts(course_screenshot);
     let lab = TestLab::new("browser-labs");
-    let labs = reckon::service::labs::LabsConfig {
-        instructor_token: Some(INSTRUCTOR.into()),
-        max_runs: 2,
-    };
-    let state = lab.server(&site, lab.config(), labs).await;
-    let (base, server) = Served::start(state).await;
+    let (base, server) = serve_shared(&lab, INSTRUCTOR).await;
     let browser = Browser::start().await;
 
     // Nobody signed in: the pages ask for a token.

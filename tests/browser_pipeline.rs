@@ -12,7 +12,7 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
-use browser::{Browser, Served, clear_artifacts, sign_in, site_root};
+use browser::{Browser, clear_artifacts, serve_shared, sign_in};
 use common::TestLab;
 use serde_json::{Value, json};
 
@@ -103,20 +103,9 @@ async fn land(browser: &Browser, base: &str, days: &str, last_file: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
-    let site = site_root();
-    assert!(
-        site.join("pkg/reckon.wasm").exists(),
-        "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
-        site.display()
-    );
     clear_artifacts(week14_screenshot);
     let lab = TestLab::new("browser-week14");
-    let labs = reckon::service::labs::LabsConfig {
-        instructor_token: Some(INSTRUCTOR.into()),
-        max_runs: 2,
-    };
-    let state = lab.server(&site, lab.config(), labs).await;
-    let (base, server) = Served::start(state).await;
+    let (base, server) = serve_shared(&lab, INSTRUCTOR).await;
     let instructor = Api {
         base: base.clone(),
         token: INSTRUCTOR.into(),

@@ -330,6 +330,31 @@ async fn a_learner_builds_week_14_over_the_api() {
         .collect();
     lines.sort();
     assert_eq!(lines, [2, 5], "{quality}");
+    // One rule's rows alone; a rule the project lacks is refused naming the field.
+    let only = server
+        .ok(
+            "GET",
+            &at("/quality?rule=silver_tickets.valid_status"),
+            &ann,
+            json!({}),
+        )
+        .await;
+    let only = only["quarantined"].as_array().unwrap();
+    assert_eq!(only.len() as u64, failed_in_third, "{only:?}");
+    assert!(
+        only.iter()
+            .all(|q| q["rules"].as_str().unwrap().contains("valid_status"))
+    );
+    let unknown = server
+        .api(
+            "GET",
+            &at("/quality?rule=silver_tickets.nope"),
+            Some(&ann),
+            json!({}),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.json);
+    assert_eq!(unknown.json["field"], "rule");
     let files = server.ok("GET", &at("/landing"), &ann, json!({})).await;
     let bad = landed(&files, "tickets/bad-rows.json");
     assert_eq!(bad["read_by_run"], third);
@@ -586,6 +611,36 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
         }
         assert_eq!(snapshot(&folder), before, "{who} changed nothing");
     }
+    // The pages' own writes (server functions) refuse a viewer the same way.
+    for (function, fields) in [
+        ("save_file", format!("lab=ann&path={SQL}&text=--+gone")),
+        (
+            "switch_pipeline",
+            "lab=ann&to=course&confirm=true".to_string(),
+        ),
+        ("land_example", "lab=ann&days=3-4".to_string()),
+        ("run_on_arrival", "lab=ann&on=true".to_string()),
+    ] {
+        let request = Request::post(format!("/fn/{function}"))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json")
+            .header(header::AUTHORIZATION, format!("Bearer {viewer}"))
+            .body(Body::from(fields))
+            .unwrap();
+        let answer = server.call(request).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "{function}: {}",
+            answer.json
+        );
+    }
+    assert_eq!(
+        snapshot(&folder),
+        before,
+        "the viewer's page writes changed nothing"
+    );
+
     // The role is checked before the body is read: a viewer's unreadable upload is a 403.
     let garbage = Request::post("/api/labs/ann/landing")
         .header(header::AUTHORIZATION, format!("Bearer {viewer}"))

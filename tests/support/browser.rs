@@ -37,6 +37,28 @@ pub fn artifacts() -> PathBuf {
     dir
 }
 
+/// The built site, or a panic saying how to build it.
+pub fn built_site() -> PathBuf {
+    let site = site_root();
+    assert!(
+        site.join("pkg/reckon.wasm").exists(),
+        "no built site in {}: run `scripts/build-site.sh` (make test does) or set RECKON_SITE",
+        site.display()
+    );
+    site
+}
+
+/// A shared server on `lab`'s folder and topic that asks for tokens (`instructor` is the
+/// instructor's), served on a loopback port: its base URL.
+pub async fn serve_shared(lab: &crate::common::TestLab, instructor: &str) -> (String, Served) {
+    let labs = reckon::service::labs::LabsConfig {
+        instructor_token: Some(instructor.into()),
+        max_runs: 2,
+    };
+    let state = lab.server(&built_site(), lab.config(), labs).await;
+    Served::start(state).await
+}
+
 /// Screenshots of an earlier run would pass for this one's: the ones `ours` names are cleared
 /// once, before the first test of this test binary takes any (each binary clears its own).
 pub fn clear_artifacts(ours: fn(&str) -> bool) {

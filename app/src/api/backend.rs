@@ -126,7 +126,8 @@ pub trait Backend: Send + Sync {
     /// The project's graph, laid out (`None` for the course's streams).
     async fn graph(&self) -> Result<Option<ProjectGraph>, ApiError>;
     async fn events(&self, run: Option<i64>) -> Result<EventLog, ApiError>;
-    async fn quality(&self, run: Option<i64>) -> Result<Quality, ApiError>;
+    /// Data quality; the rows set aside by rule `rule` (`table.rule`) alone when given.
+    async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError>;
     /// One key's versions in an AUTO CDC target.
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError>;
 }

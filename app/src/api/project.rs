@@ -37,32 +37,24 @@ pub async fn save_file(
     .await
 }
 
-#[server(prefix = "/fn", endpoint = "start_example")]
-pub async fn start_example(
+/// Switches the lab's pipeline: `to` is `project` (week 14's example) or `course`.
+#[server(prefix = "/fn", endpoint = "switch_pipeline")]
+pub async fn switch_pipeline(
     lab: String,
     csrf: Option<String>,
+    to: String,
     confirm: Option<String>,
 ) -> Result<ProjectCode, ApiError> {
     guarded(async move {
-        open(&lab, Access::Write, &csrf)
-            .await?
-            .start_example(ticked(&confirm))
-            .await
-    })
-    .await
-}
-
-#[server(prefix = "/fn", endpoint = "use_course")]
-pub async fn use_course(
-    lab: String,
-    csrf: Option<String>,
-    confirm: Option<String>,
-) -> Result<ProjectCode, ApiError> {
-    guarded(async move {
-        open(&lab, Access::Write, &csrf)
-            .await?
-            .use_course(ticked(&confirm))
-            .await
+        let lab = open(&lab, Access::Write, &csrf).await?;
+        match to.as_str() {
+            "project" => lab.start_example(ticked(&confirm)).await,
+            "course" => lab.use_course(ticked(&confirm)).await,
+            other => Err(ApiError::field(
+                "to",
+                format!("project or course, not {other:?}"),
+            )),
+        }
     })
     .await
 }
@@ -102,13 +94,21 @@ pub async fn get_events(lab: String, run: Option<String>) -> Result<EventLog, Ap
 }
 
 #[server(prefix = "/fn", endpoint = "quality")]
-pub async fn get_quality(lab: String, run: Option<String>) -> Result<Quality, ApiError> {
+pub async fn get_quality(
+    lab: String,
+    run: Option<String>,
+    rule: Option<String>,
+) -> Result<Quality, ApiError> {
     guarded(async move {
         let run = run
             .filter(|r| !r.is_empty())
             .map(|r| whole_number("run", &r))
             .transpose()?;
-        open(&lab, Access::Read, &None).await?.quality(run).await
+        let rule = rule.filter(|r| !r.is_empty());
+        open(&lab, Access::Read, &None)
+            .await?
+            .quality(run, rule.as_deref())
+            .await
     })
     .await
 }

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use crate::api::ApiError;
-use crate::api::project::{SaveFile, StartExample, UseCourse, get_code};
+use crate::api::project::{SaveFile, SwitchPipeline, get_code};
 use crate::components::{ErrorLine, FormScope, IfWriter, Live, current_lab};
 use crate::model::{PipelineKind, ProjectCode, ProjectFile};
 use crate::pages::loaded;
@@ -33,50 +33,37 @@ pub fn CodePage() -> impl IntoView {
 /// The form that switches the lab's pipeline, with the confirmation a reset needs.
 #[component]
 fn Switch(to: PipelineKind, has_tables: bool) -> impl IntoView {
-    let example = ServerAction::<StartExample>::new();
-    let course = ServerAction::<UseCourse>::new();
-    let done = move || {
-        example.value().get().is_some_and(|r| r.is_ok())
-            || course.value().get().is_some_and(|r| r.is_ok())
-    };
+    let switch = ServerAction::<SwitchPipeline>::new();
     Effect::new(move |_| {
-        if done() {
+        if switch.value().get().is_some_and(|r| r.is_ok()) {
             Live::bump();
         }
     });
-    let confirm = move || {
-        has_tables.then(|| {
-            view! {
-                <label class="confirm">
-                    <input type="checkbox" name="confirm" value="true" />
-                    " reset this lab's tables (landed files and run history stay)"
-                </label>
-            }
-        })
+    let (target, label, class) = match to {
+        PipelineKind::Project => ("project", "Start from the week-14 example", "primary"),
+        PipelineKind::Course => ("course", "Go back to the course's pipeline", ""),
+    };
+    let form = move || {
+        view! {
+            <ActionForm action=switch attr:class="switch-form" attr:data-switch=target>
+                <FormScope />
+                <input type="hidden" name="to" value=target />
+                {has_tables.then(|| view! {
+                    <label class="confirm">
+                        <input type="checkbox" name="confirm" value="true" />
+                        " reset this lab's tables (landed files and run history stay)"
+                    </label>
+                })}
+                <button type="submit" class=class>{label}</button>
+            </ActionForm>
+        }
     };
     let error = move || {
-        let value = example.value().get().or_else(|| course.value().get());
-        value
+        switch
+            .value()
+            .get()
             .and_then(Result::err)
             .map(|error| view! { <ErrorLine error /> })
-    };
-    let form = move || match to {
-        PipelineKind::Project => view! {
-            <ActionForm action=example attr:class="switch-form" attr:data-switch="project">
-                <FormScope />
-                {confirm}
-                <button type="submit" class="primary">"Start from the week-14 example"</button>
-            </ActionForm>
-        }
-        .into_any(),
-        PipelineKind::Course => view! {
-            <ActionForm action=course attr:class="switch-form" attr:data-switch="course">
-                <FormScope />
-                {confirm}
-                <button type="submit">"Go back to the course's pipeline"</button>
-            </ActionForm>
-        }
-        .into_any(),
     };
     view! { <IfWriter>{form}</IfWriter>{error} }
 }

@@ -13,7 +13,10 @@ use crate::pages::loaded;
 pub fn QualityPage() -> impl IntoView {
     let query = use_query_map();
     let lab = current_lab();
-    let chosen = move || (lab.clone(), query.read().get("run"));
+    let chosen = move || {
+        let q = query.read();
+        (lab.clone(), q.get("run"), q.get("rule"))
+    };
     view! {
         <h1>"Data quality"</h1>
         <p class="lead">
@@ -26,7 +29,8 @@ pub fn QualityPage() -> impl IntoView {
             <button type="submit">"Show"</button>
             <a href=href("/quality")>"all runs"</a>
         </form>
-        {loaded(chosen, |(lab, run)| get_quality(lab, run), quality_view)}
+        {move || query.read().get("rule").map(|r| view! { <p class="note">{format!("Rows set aside by rule {r} only.")}</p> })}
+        {loaded(chosen, |(lab, run, rule)| get_quality(lab, run, rule), quality_view)}
     }
 }
 
@@ -71,10 +75,12 @@ fn rule_view(rule: RuleHistory) -> impl IntoView {
         })
         .collect_view();
     let key = format!("{}.{}", rule.table, rule.rule);
+    let section = key.clone();
     view! {
-        <section class="rule" data-rule=key>
+        <section class="rule" data-rule=section>
             <h3>{format!("{} · {}", rule.table, rule.rule)}</h3>
             <p><code>{rule.condition}</code>{format!(" — on violation: {}", rule.action)}</p>
+            <p><a href=href(&format!("/quality?rule={key}"))>"The rows it set aside"</a></p>
             <svg class="share" viewBox=format!("0 0 {WIDTH} {HEIGHT}") width=WIDTH height=HEIGHT role="img">
                 <title>"Share of rows failing the rule, per run"</title>
                 <line x1="0" y1=HEIGHT x2=WIDTH y2=HEIGHT class="axis" />

@@ -247,7 +247,8 @@ pub async fn quality(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<Quality> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    Ok(Json(lab.quality(int_param(&query, "run")?).await?))
+    let rule = query.get("rule").map(String::as_str);
+    Ok(Json(lab.quality(int_param(&query, "run")?, rule).await?))
 }
 
 /// `?table=accounts&key=acc-007`.

@@ -210,8 +210,8 @@ impl Backend for Dashboard {
         quality::events(&self.lab, run).await
     }
 
-    async fn quality(&self, run: Option<i64>) -> Result<Quality, ApiError> {
-        quality::quality(&self.lab, run).await
+    async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError> {
+        quality::quality(&self.lab, run, rule).await
     }
 
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError> {

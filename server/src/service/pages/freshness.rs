@@ -2,17 +2,17 @@
 //! hours of `hourly_sales` are final, what would close the next one, and how the last run and
 //! check went. Derived from the tables (truth) and the history (what happened when).
 
-use app::model::{CheckOutcome, Freshness, Light, PipelineKind, RunStatus};
+use app::model::{Freshness, PipelineKind};
 use arrow::datatypes::TimestampMicrosecondType;
 use chrono::{DateTime, Utc};
 
+use super::last_run::said_of_last_run;
 use crate::engine::columns::Columns;
 use crate::engine::event::format_micros;
 use crate::engine::flows::gold::GoldState;
 use crate::engine::flows::{DELAY_MICROS, HOUR_MICROS};
 use crate::engine::tables::TableName;
 use crate::service::lab::{Lab, LabError};
-use crate::store::HistoryError;
 
 /// `HH:MM` of a time in microseconds (as the check prints hours), with the day when asked.
 pub fn clock(micros: i64, with_day: bool) -> String {
@@ -22,17 +22,6 @@ pub fn clock(micros: i64, with_day: bool) -> String {
     } else {
         t.format("%H:%M").to_string()
     }
-}
-
-pub fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let seconds = (now - then).num_seconds().max(0);
-    let (n, unit) = match seconds {
-        0..60 => return "just now".into(),
-        60..3600 => (seconds / 60, "minute"),
-        3600..86400 => (seconds / 3600, "hour"),
-        _ => (seconds / 86400, "day"),
-    };
-    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
 /// The lab's freshness as of `now`: its project's when it runs one.
@@ -72,62 +61,16 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         ));
     }
 
-    let (last_run_at, run_failed, last_check) = match lab.history() {
-        Some(history) => last_run(history, &lab.config.lab).await?,
-        None => (None, false, None),
-    };
-    let mut light = Light::Green;
-    match &last_run_at {
-        Some(at) => {
-            let when = DateTime::parse_from_rfc3339(at)
-                .map(|t| ago(t.with_timezone(&Utc), now))
-                .unwrap_or_default();
-            // A `late` hour is the watermark working as designed: the check still passes.
-            let check = match last_check {
-                Some(CheckOutcome::Problem) => {
-                    light = Light::Red;
-                    "the last check found a problem: some numbers are wrong"
-                }
-                Some(CheckOutcome::Passed) => "every check passed",
-                None => {
-                    light = Light::Amber;
-                    "no check has run yet"
-                }
-            };
-            if run_failed {
-                light = Light::Red;
-                sentences.push(format!("The last run failed, {when}; {check}."));
-            } else {
-                sentences.push(format!("Last run {when}; {check}."));
-            }
-        }
-        None => {
-            light = Light::Amber;
-            sentences.push("Nothing has run yet.".to_string());
-        }
-    }
+    let said = said_of_last_run(lab, now, None).await?;
+    sentences.push(said.sentence);
     Ok(Freshness {
-        light,
+        light: said.light,
         final_through: last_written.map(format_micros),
         next_hour: next_hour.map(format_micros),
         closes_with_order_at: closes_at.map(format_micros),
-        last_run_at,
-        last_check,
+        last_run_at: said.last_run_at,
+        last_check: said.last_check,
         sentences,
         chart: None,
     })
-}
-
-/// When the last run finished, whether it failed, and how the last check went.
-pub async fn last_run(
-    history: &crate::store::History,
-    lab: &str,
-) -> Result<(Option<String>, bool, Option<CheckOutcome>), HistoryError> {
-    let Some(last) = history.last_finished_run(lab).await? else {
-        return Ok((None, false, None));
-    };
-    let last_check = history.last_check(lab).await?;
-    let failed = last.status == RunStatus::Failed;
-    let finished = last.finished_at.unwrap_or(last.started_at);
-    Ok((Some(finished), failed, last_check))
 }

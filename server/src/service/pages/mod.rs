@@ -4,6 +4,7 @@
 pub mod freshness;
 pub mod graph;
 pub mod hours;
+pub mod last_run;
 pub mod pipeline;
 pub mod produce;
 pub mod project_freshness;

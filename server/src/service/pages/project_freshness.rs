@@ -3,12 +3,12 @@
 //! row landed so far, how many rows rules set aside, and a gold table's numbers by day with the
 //! final days told apart.
 
-use app::model::{CheckOutcome, Freshness, GoldBar, GoldChart, LandedFile, Light};
+use app::model::{Freshness, GoldBar, GoldChart, LandedFile, Light};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Date32Type, Int64Type};
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::freshness::{ago, last_run};
+use super::last_run::said_of_last_run;
 use super::workspace::landing;
 use crate::engine::pipeline::declared::QUARANTINE;
 use crate::engine::pipeline::graph::Graph;
@@ -146,7 +146,6 @@ async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabEr
 
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
     let mut sentences = vec![];
-    let mut light = Light::Green;
     let graph = match lab.project_graph() {
         Ok(graph) => graph,
         Err(e) => {
@@ -198,42 +197,21 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
             )),
         }
     }
-    let (last_run_at, run_failed, last_check) = match lab.history() {
-        Some(history) => last_run(history, &lab.config.lab).await?,
-        None => (None, false, None),
-    };
-    match &last_run_at {
-        Some(at) => {
-            let when = DateTime::parse_from_rfc3339(at)
-                .map(|t| ago(t.with_timezone(&Utc), now))
-                .unwrap_or_default();
-            let check = match last_check {
-                Some(CheckOutcome::Problem) => {
-                    light = Light::Red;
-                    "its check found a problem: some numbers are wrong"
-                }
-                _ => "its check passed",
-            };
-            match run_failed {
-                true => {
-                    light = Light::Red;
-                    sentences.push(format!("The last run failed, {when}."));
-                }
-                false => sentences.push(format!("Last run {when}; {check}.")),
-            }
-        }
-        None => {
-            light = Light::Amber;
-            sentences.push("Nothing has run yet.".into());
-        }
-    }
+    let said = said_of_last_run(
+        lab,
+        now,
+        Some("its tables have nothing for the check to recompute"),
+    )
+    .await?;
+    sentences.push(said.sentence);
+    let mut light = said.light;
     if waiting > 0 && light == Light::Green {
         light = Light::Amber;
     }
     Ok(Freshness {
         light,
-        last_run_at,
-        last_check,
+        last_run_at: said.last_run_at,
+        last_check: said.last_check,
         sentences,
         chart: gold_chart(lab, &graph).await?,
         ..Default::default()

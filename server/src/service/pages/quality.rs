@@ -50,7 +50,9 @@ pub async fn events(lab: &Lab, run: Option<i64>) -> Result<EventLog, ApiError> {
     })
 }
 
-pub async fn quality(lab: &Lab, run: Option<i64>) -> Result<Quality, ApiError> {
+/// Each rule's counts per run (run `run`'s alone when given), and the rows set aside (by rule
+/// `rule`, `table.rule`, alone when given).
+pub async fn quality(lab: &Lab, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError> {
     let graph = lab.project_graph().map_err(refused)?;
     let events = history(lab)?
         .events(&lab.config.lab, run)
@@ -89,7 +91,22 @@ pub async fn quality(lab: &Lab, run: Option<i64>) -> Result<Quality, ApiError> {
             });
         }
     }
-    let (quarantined, total) = quarantined(lab, run).await?;
+    let only = match rule {
+        Some(named) => {
+            let known = rules
+                .iter()
+                .find(|r| format!("{}.{}", r.table, r.rule) == named)
+                .ok_or_else(|| {
+                    ApiError::field(
+                        "rule",
+                        format!("the project has no rule {named:?} (table.rule)"),
+                    )
+                })?;
+            Some((known.table.clone(), known.rule.clone()))
+        }
+        None => None,
+    };
+    let (quarantined, total) = quarantined(lab, run, only).await?;
     Ok(Quality {
         rules,
         more_quarantined: total.saturating_sub(quarantined.len() as u64),
@@ -97,13 +114,30 @@ pub async fn quality(lab: &Lab, run: Option<i64>) -> Result<Quality, ApiError> {
     })
 }
 
-/// The newest quarantined rows (run `run`'s when given), and how many there are in all.
-async fn quarantined(lab: &Lab, run: Option<i64>) -> Result<(Vec<QuarantinedRow>, u64), ApiError> {
+/// The newest quarantined rows (run `run`'s, and rule `rule`'s of its table, when given), and
+/// how many there are in all.
+async fn quarantined(
+    lab: &Lab,
+    run: Option<i64>,
+    rule: Option<(String, String)>,
+) -> Result<(Vec<QuarantinedRow>, u64), ApiError> {
     let Some(table) = lab.tables.open_named(QUARANTINE).await.map_err(failed)? else {
         return Ok((vec![], 0));
     };
     let ctx = tables::session(&table, "q").await.map_err(failed)?;
-    let only = run.map(|r| format!("WHERE run = {r}")).unwrap_or_default();
+    let mut only = vec!["true".to_string()];
+    if let Some(r) = run {
+        only.push(format!("run = {r}"));
+    }
+    if let Some((table, rule)) = rule {
+        // `rules` joins a row's broken rules with ", ".
+        let quote = |s: &str| s.replace('\'', "''");
+        let (t, r) = (quote(&table), quote(&rule));
+        only.push(format!(
+            "\"table\" = '{t}' AND array_has(string_to_array(rules, ', '), '{r}')"
+        ));
+    }
+    let only = format!("WHERE {}", only.join(" AND "));
     let sql = format!("SELECT count(*) AS n FROM q {only}");
     let counted = tables::query(&ctx, QUARANTINE, &sql)
         .await
