@@ -182,7 +182,7 @@ async fn dedup_off_flags_11_as_a_problem_and_names_the_event_sent_twice() {
     let settings = site.post_ok("/api/settings", json!({"dedup": false})).await;
     assert_eq!(
         settings,
-        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false, "public": false})
+        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false, "public": false, "run_on_arrival": false})
     );
     site.play_course().await;
 
@@ -263,6 +263,7 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
         (json!({"schedule_seconds": -5}), "schedule_seconds"),
         (json!({"schedule_seconds": 0}), "schedule_seconds"),
         (json!({"dedup": "no"}), "dedup"),
+        (json!({"run_on_arrival": "yes"}), "run_on_arrival"),
         (json!({"colour": "blue"}), "colour"),
     ] {
         let (status, answer) = site.post("/api/settings", body.clone()).await;
@@ -297,7 +298,7 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
     assert_eq!(site.get_json("/api/runs").await["runs"], json!([]));
     assert_eq!(
         site.get_json("/api/settings").await,
-        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false})
+        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false, "run_on_arrival": false})
     );
 }
 

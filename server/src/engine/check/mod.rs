@@ -206,7 +206,10 @@ fn silver_line(orders: i64, differing: &[i64]) -> CheckLine {
     )
 }
 
-/// Newest event per order (ties: first stored) against `orders`, both ways; order ids that differ.
+/// Newest event per order (ties: the first stored, by partition and offset, as silver keeps it)
+/// against `orders`, both ways; order ids that differ. Values are compared with `IS DISTINCT
+/// FROM` (each in parentheses: the parser binds `IS DISTINCT FROM` looser than `OR`), so a NULL on
+/// one side and a value on the other differ (as the seed's `exceptAll` has it).
 const SILVER_DIFFERENCES: &str = r#"
     WITH newest AS (
         SELECT order_id, customer_id, status, amount, event_time FROM (
@@ -216,8 +219,9 @@ const SILVER_DIFFERENCES: &str = r#"
     SELECT order_id FROM (
         SELECT coalesce(n.order_id, o.order_id) AS order_id
         FROM newest n FULL OUTER JOIN orders o ON n.order_id = o.order_id
-        WHERE n.order_id IS NULL OR o.order_id IS NULL OR n.customer_id <> o.customer_id
-           OR n.status <> o.status OR n.amount <> o.amount OR n.event_time <> o.event_time
+        WHERE n.order_id IS NULL OR o.order_id IS NULL
+           OR (n.customer_id IS DISTINCT FROM o.customer_id) OR (n.status IS DISTINCT FROM o.status)
+           OR (n.amount IS DISTINCT FROM o.amount) OR (n.event_time IS DISTINCT FROM o.event_time)
         UNION
         SELECT order_id FROM orders GROUP BY order_id HAVING count(*) > 1)
     ORDER BY order_id"#;
@@ -286,4 +290,79 @@ fn ints(batches: &[RecordBatch], column: &str) -> Result<Vec<i64>, TableError> {
         out.extend(values.iter().flatten());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::TimestampMicrosecondArray;
+    use arrow::array::{ArrayRef, Decimal128Array, Int32Array, Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    /// A table of the events' columns (and bronze's partition and offset), every column
+    /// nullable: what another writer could leave in `orders`.
+    fn table(rows: &[(i64, Option<&str>, i64)], landed: bool) -> MemTable {
+        let mut fields = vec![];
+        let mut columns: Vec<ArrayRef> = vec![];
+        if landed {
+            fields.push(Field::new("partition", DataType::Int32, true));
+            fields.push(Field::new("offset", DataType::Int64, true));
+            columns.push(Arc::new(Int32Array::from(vec![0; rows.len()])));
+            columns.push(Arc::new(Int64Array::from_iter_values(0..rows.len() as i64)));
+        }
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
+        fields.extend([
+            Field::new("order_id", DataType::Int64, true),
+            Field::new("customer_id", DataType::Utf8, true),
+            Field::new("status", DataType::Utf8, true),
+            Field::new("amount", DataType::Decimal128(18, 2), true),
+            Field::new("event_time", ts, true),
+        ]);
+        columns.extend([
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef,
+            Arc::new(StringArray::from(vec![Some("c-1"); rows.len()])),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(
+                Decimal128Array::from(vec![1850; rows.len()])
+                    .with_precision_and_scale(18, 2)
+                    .unwrap(),
+            ),
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(rows.iter().map(|r| r.2))
+                    .with_timezone("UTC"),
+            ),
+        ]);
+        let schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        MemTable::try_new(schema, vec![vec![batch]]).unwrap()
+    }
+
+    async fn differing(bronze: MemTable, orders: MemTable) -> Vec<i64> {
+        let ctx = SessionContext::new();
+        ctx.register_table("bronze_orders", Arc::new(bronze))
+            .unwrap();
+        ctx.register_table("orders", Arc::new(orders)).unwrap();
+        ints(&query(&ctx, SILVER_DIFFERENCES).await.unwrap(), "order_id").unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_null_in_orders_where_bronze_has_a_value_differs() {
+        let bronze = || table(&[(1, Some("paid"), 10), (2, Some("placed"), 20)], true);
+        let same = table(&[(1, Some("paid"), 10), (2, Some("placed"), 20)], false);
+        assert!(differing(bronze(), same).await.is_empty());
+        let nulled = table(&[(1, None, 10), (2, Some("placed"), 20)], false);
+        assert_eq!(differing(bronze(), nulled).await, [1]);
+    }
+
+    #[tokio::test]
+    async fn of_events_tied_on_time_the_first_stored_is_the_newest() {
+        // Order 1: "placed" then "paid" at the same time; the first stored wins.
+        let bronze = || table(&[(1, Some("placed"), 10), (1, Some("paid"), 10)], true);
+        let first = table(&[(1, Some("placed"), 10)], false);
+        assert!(differing(bronze(), first).await.is_empty());
+        let second = table(&[(1, Some("paid"), 10)], false);
+        assert_eq!(differing(bronze(), second).await, [1]);
+    }
 }
