@@ -9,7 +9,9 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
-use browser::{Browser, Served, built_site, clear_artifacts, serve_shared, sign_in};
+use browser::{
+    Browser, Served, built_site, clear_artifacts, serve_shared, sign_in, sign_in_instead,
+};
 use common::TestLab;
 use serde_json::{Value, json};
 
@@ -104,6 +106,20 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         browser.text(&first).await,
         "Hourly sales are final through the 11:00 hour."
     );
+    // The cost of freshness, from this lab's runs: four schedules, continuous the dearest.
+    browser
+        .wait_for(".cost tr[data-option='continuously']")
+        .await;
+    let sentence = browser.wait_for(".cost-sentence").await;
+    assert!(
+        browser
+            .text(&sentence)
+            .await
+            .starts_with("Updated every hour, the numbers take"),
+        "{}",
+        browser.text(&sentence).await
+    );
+    browser.screenshot("freshness-cost").await;
     // The manager reads it on a phone.
     browser
         .call("POST", "/window/rect", json!({"width": 390, "height": 844}))
@@ -171,12 +187,9 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     assert!(learner.contains('.'), "{learner}");
     browser.wait_for("tr[data-lab='ann']").await;
     browser.screenshot("labs").await;
-    let sign_out = browser.wait_for(".sign-out button").await;
-    browser.click(&sign_out).await;
-    browser.wait_for(".login-form").await;
 
     // The learner signs in, lands on the lab, and plays the first batch in it.
-    sign_in(&browser, &base, &learner, "/labs/ann").await;
+    sign_in_instead(&browser, &base, &learner, "/labs/ann").await;
     let shown = browser.wait_for(".lab-name").await;
     assert_eq!(browser.text(&shown).await, "lab ann");
     browser.open(&format!("{base}/labs/ann/produce")).await;
@@ -213,10 +226,7 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         .await
         .unwrap();
     let viewer: Value = serde_json::from_str(&viewer).unwrap();
-    let sign_out = browser.wait_for(".sign-out button").await;
-    browser.click(&sign_out).await;
-    browser.wait_for(".login-form").await;
-    sign_in(
+    sign_in_instead(
         &browser,
         &base,
         viewer["token"].as_str().unwrap(),

@@ -12,7 +12,7 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
-use browser::{Browser, clear_artifacts, serve_shared, sign_in};
+use browser::{Browser, clear_artifacts, serve_shared, sign_in, sign_in_instead};
 use common::TestLab;
 use serde_json::{Value, json};
 
@@ -320,10 +320,7 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     let viewer = api
         .call("POST", "/api/labs/sam/viewer-token", json!({}))
         .await;
-    let sign_out = browser.wait_for(".sign-out button").await;
-    browser.click(&sign_out).await;
-    browser.wait_for(".login-form").await;
-    sign_in(
+    sign_in_instead(
         &browser,
         &base,
         viewer["token"].as_str().unwrap(),

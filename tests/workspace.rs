@@ -1,149 +1,18 @@
 //! Week 14's lab through the JSON API, as a learner's browser does it: the lab switches to the
 //! example project, lands days, runs, reads its landing list, graph, event log and data quality;
-//! a bad edit is refused at its line; uploads are checked (paths, size, count). Every route
-//! answers its roles and refuses the others (401/403, nothing changed). Real broker, real Delta
-//! tables, real SQLite, the router called with `oneshot`.
+//! a bad edit is refused at its line. Every route answers its roles and refuses the others
+//! (401/403, nothing changed). A lab that runs its own project is what `reckon check` checks.
+//! Real broker, real Delta tables, real SQLite, the router called with `oneshot`.
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::Path;
+#[path = "support/server.rs"]
+mod server;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use common::{Answer, TestLab};
-use reckon::service::labs::LabsConfig;
-use reckon::web::{AppState, app};
 use serde_json::{Value, json};
-
-const INSTRUCTOR: &str = "instructor-token-for-workspace-tests";
-const SQL: &str = "transformations/support.sql";
-
-struct Server {
-    state: AppState,
-    lab: TestLab,
-    _site: tempfile::TempDir,
-}
-
-impl Server {
-    async fn new(name: &str) -> Self {
-        let lab = TestLab::new(name);
-        let site = tempfile::tempdir().unwrap();
-        let labs = LabsConfig {
-            instructor_token: Some(INSTRUCTOR.into()),
-            max_runs: 2,
-        };
-        let state = lab.server(site.path(), lab.config(), labs).await;
-        Self {
-            state,
-            lab,
-            _site: site,
-        }
-    }
-
-    async fn call(&self, request: Request<Body>) -> Answer {
-        common::call(app(self.state.clone()), request).await
-    }
-
-    async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        self.call(common::json_request(method, uri, token, body))
-            .await
-    }
-
-    async fn ok(&self, method: &str, uri: &str, token: &str, body: Value) -> Value {
-        let answer = self.api(method, uri, Some(token), body).await;
-        answer.ok(&format!("{method} {uri}"))
-    }
-
-    /// A raw text body (a project file).
-    async fn put_text(&self, uri: &str, token: Option<&str>, text: &str) -> Answer {
-        let mut request = Request::put(uri).header(header::CONTENT_TYPE, "text/plain");
-        if let Some(token) = token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        self.call(request.body(Body::from(text.to_string())).unwrap())
-            .await
-    }
-
-    async fn get_text(&self, uri: &str, token: &str) -> String {
-        let answer = self.api("GET", uri, Some(token), json!({})).await;
-        assert_eq!(answer.status, StatusCode::OK, "GET {uri}: {}", answer.json);
-        answer.json.as_str().unwrap().to_string()
-    }
-
-    /// Files as a multipart upload: (filename, bytes).
-    async fn upload(&self, lab: &str, token: Option<&str>, files: &[(&str, &[u8])]) -> Answer {
-        let mut body = vec![];
-        for (name, bytes) in files {
-            body.extend_from_slice(
-                format!(
-                    "--XBOUNDARYX\r\nContent-Disposition: form-data; name=\"file\"; \
-                     filename=\"{name}\"\r\nContent-Type: application/json\r\n\r\n"
-                )
-                .as_bytes(),
-            );
-            body.extend_from_slice(bytes);
-            body.extend_from_slice(b"\r\n");
-        }
-        body.extend_from_slice(b"--XBOUNDARYX--\r\n");
-        let mut request = Request::post(format!("/api/labs/{lab}/landing")).header(
-            header::CONTENT_TYPE,
-            "multipart/form-data; boundary=XBOUNDARYX",
-        );
-        if let Some(token) = token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        self.call(request.body(Body::from(body)).unwrap()).await
-    }
-
-    async fn create_lab(&self, name: &str) -> String {
-        let made = self
-            .ok("POST", "/api/labs", INSTRUCTOR, json!({"name": name}))
-            .await;
-        made["token"].as_str().unwrap().to_string()
-    }
-
-    fn folder(&self, lab: &str) -> std::path::PathBuf {
-        self.lab.config().for_lab(lab).data_dir
-    }
-
-    async fn run(&self, lab: &str, token: &str) -> i64 {
-        let uri = format!("/api/labs/{lab}/runs?wait=true");
-        let run = self.ok("POST", &uri, token, json!({})).await;
-        assert_eq!(run["status"], "succeeded", "{run}");
-        run["id"].as_i64().unwrap()
-    }
-}
-
-/// Every file under a folder with its size and content hash, to see that nothing changed.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    let mut seen = BTreeMap::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if !path.ends_with("lock") {
-                let bytes = std::fs::read(&path).unwrap();
-                let sum: u64 = bytes
-                    .iter()
-                    .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
-                seen.insert(path.display().to_string(), format!("{} {sum}", bytes.len()));
-            }
-        }
-    }
-    seen
-}
-
-fn landed<'a>(files: &'a Value, path: &str) -> &'a Value {
-    files
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("no landed file {path}: {files}"))
-}
+use server::{INSTRUCTOR, SQL, Server, landed, snapshot};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_learner_builds_week_14_over_the_api() {
@@ -410,101 +279,6 @@ async fn a_learner_builds_week_14_over_the_api() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uploads_are_checked_before_anything_is_written() {
-    let server = Server::new("workspace-uploads").await;
-    let ann = server.create_lab("ann").await;
-    let landing = server.folder("ann").join("landing");
-    let line = br#"{"ticket_id": 1, "status": "open"}"#;
-
-    let ok = server
-        .upload(
-            "ann",
-            Some(&ann),
-            &[("mine/one.json", line), ("two.json", line)],
-        )
-        .await
-        .ok("upload");
-    assert_eq!(ok.as_array().unwrap().len(), 2, "{ok}");
-    assert_eq!(std::fs::read(landing.join("mine/one.json")).unwrap(), line);
-
-    let before = snapshot(&server.folder("ann"));
-    for name in [
-        "../x.json",
-        "/etc/x.json",
-        ".hidden.json",
-        "a/../../x.json",
-        "a/.b/c.json",
-        "_x.json",
-    ] {
-        // A good file beside the bad one is not written either.
-        let refused = server
-            .upload("ann", Some(&ann), &[("fine.json", line), (name, line)])
-            .await;
-        assert_eq!(
-            refused.status,
-            StatusCode::BAD_REQUEST,
-            "{name}: {}",
-            refused.json
-        );
-        assert_eq!(refused.json["field"], "path", "{name}: {}", refused.json);
-        assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
-    }
-
-    // Over the count limit, and a body declared larger than the limit: 413, nothing written.
-    let many: Vec<(String, &[u8])> = (0..101)
-        .map(|i| (format!("n{i}.json"), &line[..]))
-        .collect();
-    let many: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-    let refused = server.upload("ann", Some(&ann), &many).await;
-    assert_eq!(
-        refused.status,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "{}",
-        refused.json
-    );
-    let huge = Request::post("/api/labs/ann/landing")
-        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-        .header(
-            header::CONTENT_TYPE,
-            "multipart/form-data; boundary=XBOUNDARYX",
-        )
-        .header(
-            header::CONTENT_LENGTH,
-            (reckon::web::UPLOAD_LIMIT + 1).to_string(),
-        )
-        .body(Body::from("--XBOUNDARYX--\r\n"))
-        .unwrap();
-    assert_eq!(
-        server.call(huge).await.status,
-        StatusCode::PAYLOAD_TOO_LARGE
-    );
-    // A project file larger than the API's body limit.
-    let big = "-- x\n".repeat(reckon::web::BODY_LIMIT / 4);
-    server
-        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
-        .await;
-    let refused = server
-        .put_text(
-            &format!("/api/labs/ann/pipeline/files/{SQL}"),
-            Some(&ann),
-            &big,
-        )
-        .await;
-    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
-    let after = snapshot(&server.folder("ann"));
-    assert_eq!(
-        after
-            .keys()
-            .filter(|k| k.contains("/landing/"))
-            .collect::<Vec<_>>(),
-        before
-            .keys()
-            .filter(|k| k.contains("/landing/"))
-            .collect::<Vec<_>>()
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_route_answers_its_roles_and_refusals_change_nothing() {
     let server = Server::new("workspace-roles").await;
     let ann = server.create_lab("ann").await;
@@ -653,81 +427,26 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
     assert_eq!(server.call(garbage).await.status, StatusCode::FORBIDDEN);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
-    let server = Server::new("workspace-arrival").await;
-    let ann = server.create_lab("ann").await;
-    server.state.labs.start_schedules();
-    server
-        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
-        .await;
-    let runs = || async {
-        server
-            .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
-            .await["runs"]
-            .as_array()
+/// A lab whose pipeline is its own project (its `project/` folder) is what `reckon check` checks.
+#[test]
+fn the_course_command_checks_the_labs_project() {
+    let lab = common::TestLab::new("workspace-cli-check");
+    let project = lab.data().join("project");
+    lab.ok(&["pipeline", "example", "support", project.to_str().unwrap()]);
+    lab.ok(&["pipeline", "land", "support", "--days", "1-3"]);
+    lab.ok(&["pipeline", "run", project.to_str().unwrap()]);
+    let (text, code) = lab.check();
+    assert!(
+        text.contains("ok      accounts has the history of all 40 keys"),
+        "{text}"
+    );
+    assert_eq!(code, 0, "{text}");
+    let json: Value = serde_json::from_str(&lab.ok(&["check", "--json"])).unwrap();
+    assert!(
+        json.as_array()
             .unwrap()
-            .clone()
-    };
-
-    // Off (the default): landing files starts nothing.
-    server
-        .ok(
-            "POST",
-            "/api/labs/ann/landing/example",
-            &ann,
-            json!({"days": "1-1"}),
-        )
-        .await;
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    assert!(runs().await.is_empty(), "no run without the setting");
-
-    // On: one upload of two files, then one run, started by file-arrival, that reads them.
-    let settings = server
-        .ok(
-            "POST",
-            "/api/labs/ann/settings",
-            &ann,
-            json!({"run_on_arrival": true}),
-        )
-        .await;
-    assert_eq!(settings["run_on_arrival"], true);
-    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
-    server
-        .upload(
-            "ann",
-            Some(&ann),
-            &[("tickets/a.json", line), ("tickets/b.json", line)],
-        )
-        .await
-        .ok("upload");
-    let waited = std::time::Instant::now();
-    let run = loop {
-        let runs = runs().await;
-        if let Some(run) = runs.first()
-            && run["status"] != "running"
-        {
-            assert_eq!(runs.len(), 1, "one run for one landing: {runs:?}");
-            break run.clone();
-        }
-        assert!(
-            waited.elapsed().as_secs() < 60,
-            "no run after the files landed"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    };
-    assert_eq!(run["started_by"], "file-arrival", "{run}");
-    assert_eq!(run["status"], "succeeded", "{run}");
-    let id = run["id"].as_i64().unwrap();
-    let files = server
-        .ok("GET", "/api/labs/ann/landing", &ann, json!({}))
-        .await;
-    for path in [
-        "tickets/a.json",
-        "tickets/b.json",
-        "tickets/2026-10-01.json",
-    ] {
-        assert_eq!(landed(&files, path)["read_by_run"], id, "{path}");
-    }
-    server.state.labs.finish().await;
+            .iter()
+            .all(|l| l["verdict"] != "problem"),
+        "{json}"
+    );
 }

@@ -274,6 +274,12 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Check { json } => {
+            // A lab that runs its own project (started in the browser) checks that project.
+            if lab.kind() == app::model::PipelineKind::Project {
+                let graph = lab.project_graph()?;
+                let problem = reckon::cli::pipeline::check(&lab, &graph, json).await?;
+                return Ok(ExitCode::from(u8::from(problem)));
+            }
             let report = lab.check().await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);

@@ -308,3 +308,11 @@ pub async fn sign_in(browser: &Browser, base: &str, token: &str, lands_on: &str)
         )
         .await;
 }
+
+/// Signs the browser out, then in with `token`; waits for the page it lands on.
+pub async fn sign_in_instead(browser: &Browser, base: &str, token: &str, lands_on: &str) {
+    let sign_out = browser.wait_for(".sign-out button").await;
+    browser.click(&sign_out).await;
+    browser.wait_for(".login-form").await;
+    sign_in(browser, base, token, lands_on).await;
+}

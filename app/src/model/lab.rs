@@ -116,6 +116,33 @@ pub struct Freshness {
     /// The gold numbers the sentences speak of, by hour or day (a declarative project's lab).
     #[serde(default)]
     pub chart: Option<GoldChart>,
+    /// What fresher (or staler) numbers would cost, from the lab's own runs.
+    #[serde(default)]
+    pub cost: Option<FreshnessCost>,
+}
+
+/// The cost of freshness, from the lab's run history: how much computing a day each schedule
+/// takes and how old its numbers can get.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FreshnessCost {
+    /// What the figures rest on, in words: "the median of the last 12 runs, 2.4 s".
+    pub based_on: String,
+    pub median_ms: u64,
+    pub options: Vec<CostOption>,
+    /// The trade-off in a sentence a director can read.
+    pub sentence: String,
+}
+
+/// One schedule: every hour, every 15 minutes, every 5 minutes, or continuously.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostOption {
+    pub label: String,
+    pub runs_per_day: u64,
+    /// Seconds of running a day.
+    pub compute_s_per_day: u64,
+    /// How old the numbers can be at worst, in seconds: an event landing just after a run
+    /// started waits for the next run to end.
+    pub worst_stale_s: u64,
 }
 
 /// A gold table's numbers by period, final ones told apart, for people who are not engineers.

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::api::get_freshness;
 use crate::components::{RunButton, current_lab};
-use crate::model::{Freshness, GoldChart, Light};
+use crate::model::{Freshness, FreshnessCost, GoldChart, Light};
 use crate::pages::loaded;
 
 #[component]
@@ -26,6 +26,7 @@ pub fn FreshnessPage() -> impl IntoView {
                         {f.sentences.into_iter().map(|s| view! { <p>{s}</p> }).collect_view()}
                     </div>
                     {f.chart.map(chart_view)}
+                    {f.cost.map(cost_view)}
                 }
             })}
             <RunButton />
@@ -77,5 +78,46 @@ fn chart_view(chart: GoldChart) -> impl IntoView {
             <p class="axis-labels"><span>{first}</span><span>{last}</span></p>
             <p class="note"><span class="key final"></span>" final  "<span class="key not-final"></span>" not final yet. "{chart.final_rule}</p>
         </figure>
+    }
+}
+
+/// What each schedule would cost in computing a day, and how old its numbers could get.
+fn cost_view(cost: FreshnessCost) -> impl IntoView {
+    let most = cost
+        .options
+        .iter()
+        .map(|o| o.compute_s_per_day)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let time = |s: u64| match s {
+        0..120 => format!("{s} s"),
+        120..7200 => format!("{} min", (s + 30) / 60),
+        _ => format!("{:.1} h", s as f64 / 3600.0),
+    };
+    view! {
+        <section class="cost" data-median-ms=cost.median_ms.to_string()>
+            <h2>"The cost of freshness"</h2>
+            <p class="cost-sentence">{cost.sentence}</p>
+            <table class="cost-table">
+                <thead><tr><th>"runs"</th><th>"runs a day"</th><th>"computing a day"</th><th></th><th>"numbers at most this old"</th></tr></thead>
+                <tbody>
+                    {cost.options.into_iter().map(|o| {
+                        let width = (o.compute_s_per_day as f64 / most * 100.0).max(0.5);
+                        let option = o.label.clone();
+                        view! {
+                            <tr data-option=option>
+                                <td>{o.label}</td>
+                                <td class="n">{o.runs_per_day}</td>
+                                <td class="n">{time(o.compute_s_per_day)}</td>
+                                <td class="cost-bar"><span style=format!("width:{width:.1}%")></span></td>
+                                <td class="n">{time(o.worst_stale_s)}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <p class="note">{format!("Based on {}.", cost.based_on)}</p>
+        </section>
     }
 }

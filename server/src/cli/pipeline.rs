@@ -80,11 +80,19 @@ fn format(text: &str) -> anyhow::Result<Format> {
     }
 }
 
-/// Prints the check's lines for the project's tables; whether one is a PROBLEM.
-async fn check(lab: &Lab, graph: &crate::engine::pipeline::graph::Graph) -> anyhow::Result<bool> {
+/// Prints the check's lines for the project's tables (as a JSON array with `json`); whether one
+/// is a PROBLEM.
+pub async fn check(
+    lab: &Lab,
+    graph: &crate::engine::pipeline::graph::Graph,
+    json: bool,
+) -> anyhow::Result<bool> {
     let scope = crate::engine::pipeline::check::Scope::Every;
     let lines = crate::engine::pipeline::check::check(&lab.flows(), graph, scope).await?;
-    lines.iter().for_each(|l| println!("{l}"));
+    match json {
+        true => println!("{}", serde_json::to_string_pretty(&lines)?),
+        false => lines.iter().for_each(|l| println!("{l}")),
+    }
     Ok(lines
         .iter()
         .any(|l| l.verdict == app::model::Verdict::Problem))
@@ -191,7 +199,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
         }
         PipelineCommand::Check { project } => {
             let graph = lab.project(&project)?;
-            return Ok(ExitCode::from(u8::from(check(lab, &graph).await?)));
+            return Ok(ExitCode::from(u8::from(check(lab, &graph, false).await?)));
         }
         PipelineCommand::History { table, key, json } => {
             let history = history::key_history(&lab.flows(), &table, &key).await?;

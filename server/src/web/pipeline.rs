@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend};
-use app::model::{EventLog, KeyHistory, LandedFile, ProjectCode, ProjectGraph, Quality};
+use app::model::{
+    EventLog, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality,
+};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::multipart::MultipartError;
@@ -61,28 +63,41 @@ pub async fn save_file(
     Ok(Json(lab.save_file(path, &text).await?))
 }
 
-/// Switches to week 14's example: at once when the lab has no tables, else with `?confirm=true`.
+/// Switches the lab's pipeline to `to`: at once when the lab has no tables, else with
+/// `?confirm=true` (409 without it).
+async fn switch(
+    state: &AppState,
+    params: &Params,
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+    to: PipelineKind,
+) -> Answer<ProjectCode> {
+    let lab = open(state, headers, params, Access::Write).await?;
+    let confirm = bool_param(query, "confirm")?;
+    Ok(Json(match to {
+        PipelineKind::Project => lab.start_example(confirm).await?,
+        PipelineKind::Course => lab.use_course(confirm).await?,
+    }))
+}
+
+/// Week 14's example project.
 pub async fn example(
     State(state): State<AppState>,
     params: Params,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<ProjectCode> {
-    let lab = open(&state, &headers, &params, Access::Write).await?;
-    let confirm = bool_param(&query, "confirm")?;
-    Ok(Json(lab.start_example(confirm).await?))
+    switch(&state, &params, &headers, &query, PipelineKind::Project).await
 }
 
-/// Switches back to the course's streams, as [`example`] does.
+/// Back to the course's streams.
 pub async fn course(
     State(state): State<AppState>,
     params: Params,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<ProjectCode> {
-    let lab = open(&state, &headers, &params, Access::Write).await?;
-    let confirm = bool_param(&query, "confirm")?;
-    Ok(Json(lab.use_course(confirm).await?))
+    switch(&state, &params, &headers, &query, PipelineKind::Course).await
 }
 
 pub async fn landing(

@@ -72,5 +72,6 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         last_check: said.last_check,
         sentences,
         chart: None,
+        cost: super::cost::of_lab(lab).await?,
     })
 }

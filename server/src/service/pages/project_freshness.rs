@@ -214,6 +214,7 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         last_check: said.last_check,
         sentences,
         chart: gold_chart(lab, &graph).await?,
+        cost: super::cost::of_lab(lab).await?,
         ..Default::default()
     })
 }

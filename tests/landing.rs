@@ -1,0 +1,187 @@
+//! A lab's landing folder through the JSON API: uploads checked before anything is written (paths,
+//! count, size), and runs started by files landing when the lab asks for it. Real broker, real
+//! Delta tables, real SQLite, the router called with `oneshot`, a real file watcher.
+
+mod common;
+
+#[path = "support/server.rs"]
+mod server;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use serde_json::{Value, json};
+use server::{INSTRUCTOR, SQL, Server, landed, snapshot};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_are_checked_before_anything_is_written() {
+    let server = Server::new("workspace-uploads").await;
+    let ann = server.create_lab("ann").await;
+    let landing = server.folder("ann").join("landing");
+    let line = br#"{"ticket_id": 1, "status": "open"}"#;
+
+    let ok = server
+        .upload(
+            "ann",
+            Some(&ann),
+            &[("mine/one.json", line), ("two.json", line)],
+        )
+        .await
+        .ok("upload");
+    assert_eq!(ok.as_array().unwrap().len(), 2, "{ok}");
+    assert_eq!(std::fs::read(landing.join("mine/one.json")).unwrap(), line);
+
+    let before = snapshot(&server.folder("ann"));
+    for name in [
+        "../x.json",
+        "/etc/x.json",
+        ".hidden.json",
+        "a/../../x.json",
+        "a/.b/c.json",
+        "_x.json",
+    ] {
+        // A good file beside the bad one is not written either.
+        let refused = server
+            .upload("ann", Some(&ann), &[("fine.json", line), (name, line)])
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{name}: {}",
+            refused.json
+        );
+        assert_eq!(refused.json["field"], "path", "{name}: {}", refused.json);
+        assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
+    }
+
+    // Over the count limit, and a body declared larger than the limit: 413, nothing written.
+    let many: Vec<(String, &[u8])> = (0..101)
+        .map(|i| (format!("n{i}.json"), &line[..]))
+        .collect();
+    let many: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    let refused = server.upload("ann", Some(&ann), &many).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        refused.json
+    );
+    let huge = Request::post("/api/labs/ann/landing")
+        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+        .header(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XBOUNDARYX",
+        )
+        .header(
+            header::CONTENT_LENGTH,
+            (reckon::web::UPLOAD_LIMIT + 1).to_string(),
+        )
+        .body(Body::from("--XBOUNDARYX--\r\n"))
+        .unwrap();
+    assert_eq!(
+        server.call(huge).await.status,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    // A project file larger than the API's body limit.
+    let big = "-- x\n".repeat(reckon::web::BODY_LIMIT / 4);
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    let refused = server
+        .put_text(
+            &format!("/api/labs/ann/pipeline/files/{SQL}"),
+            Some(&ann),
+            &big,
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let after = snapshot(&server.folder("ann"));
+    assert_eq!(
+        after
+            .keys()
+            .filter(|k| k.contains("/landing/"))
+            .collect::<Vec<_>>(),
+        before
+            .keys()
+            .filter(|k| k.contains("/landing/"))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
+    let server = Server::new("workspace-arrival").await;
+    let ann = server.create_lab("ann").await;
+    server.state.labs.start_schedules();
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    let runs = || async {
+        server
+            .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
+            .await["runs"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+
+    // Off (the default): landing files starts nothing.
+    server
+        .ok(
+            "POST",
+            "/api/labs/ann/landing/example",
+            &ann,
+            json!({"days": "1-1"}),
+        )
+        .await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(runs().await.is_empty(), "no run without the setting");
+
+    // On: one upload of two files, then one run, started by file-arrival, that reads them.
+    let settings = server
+        .ok(
+            "POST",
+            "/api/labs/ann/settings",
+            &ann,
+            json!({"run_on_arrival": true}),
+        )
+        .await;
+    assert_eq!(settings["run_on_arrival"], true);
+    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
+    server
+        .upload(
+            "ann",
+            Some(&ann),
+            &[("tickets/a.json", line), ("tickets/b.json", line)],
+        )
+        .await
+        .ok("upload");
+    let waited = std::time::Instant::now();
+    let run = loop {
+        let runs = runs().await;
+        if let Some(run) = runs.first()
+            && run["status"] != "running"
+        {
+            assert_eq!(runs.len(), 1, "one run for one landing: {runs:?}");
+            break run.clone();
+        }
+        assert!(
+            waited.elapsed().as_secs() < 60,
+            "no run after the files landed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(run["started_by"], "file-arrival", "{run}");
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let id = run["id"].as_i64().unwrap();
+    let files = server
+        .ok("GET", "/api/labs/ann/landing", &ann, json!({}))
+        .await;
+    for path in [
+        "tickets/a.json",
+        "tickets/b.json",
+        "tickets/2026-10-01.json",
+    ] {
+        assert_eq!(landed(&files, path)["read_by_run"], id, "{path}");
+    }
+    server.state.labs.finish().await;
+}
