@@ -119,6 +119,9 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         "{}",
         browser.text(&sentence).await
     );
+    // The hours as bars: 09:00 to 11:00 final, the open hours gold holds pale.
+    browser.wait_for(".gold-chart rect.final").await;
+    browser.wait_for(".gold-chart rect.not-final").await;
     browser.screenshot("freshness-cost").await;
     // The manager reads it on a phone.
     browser

@@ -2,8 +2,8 @@
 //! hours of `hourly_sales` are final, what would close the next one, and how the last run and
 //! check went. Derived from the tables (truth) and the history (what happened when).
 
-use app::model::{Freshness, PipelineKind};
-use arrow::datatypes::TimestampMicrosecondType;
+use app::model::{Freshness, GoldBar, GoldChart, PipelineKind};
+use arrow::datatypes::{Int64Type, TimestampMicrosecondType};
 use chrono::{DateTime, Utc};
 
 use super::last_run::said_of_last_run;
@@ -30,14 +30,23 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         return super::project_freshness::freshness(lab, now).await;
     }
     let mut last_written: Option<i64> = None;
+    let mut bars = vec![];
     for batch in crate::engine::render::rows(&lab.tables, TableName::HourlySales).await? {
-        let hours =
-            Columns::of(&batch, "hourly_sales").primitive::<TimestampMicrosecondType>("hour")?;
+        let columns = Columns::of(&batch, "hourly_sales");
+        let hours = columns.primitive::<TimestampMicrosecondType>("hour")?;
+        let orders = columns.primitive::<Int64Type>("orders")?;
         last_written = last_written.max(hours.iter().flatten().max());
+        for i in 0..batch.num_rows() {
+            bars.push((hours.value(i), orders.value(i), true));
+        }
     }
-    let watermark = GoldState::committed(&lab.flows())
-        .await?
-        .and_then(|s| s.watermark);
+    let state = GoldState::committed(&lab.flows()).await?;
+    // Hours gold holds open: their counts so far, not final yet.
+    if let Some(state) = &state {
+        bars.extend(state.open_hours.iter().map(|(h, t)| (*h, t.orders, false)));
+    }
+    bars.sort();
+    let watermark = state.and_then(|s| s.watermark);
     let next_hour = watermark.map(|w| w.div_euclid(HOUR_MICROS) * HOUR_MICROS);
     let closes_at = next_hour.map(|h| h + HOUR_MICROS + DELAY_MICROS);
     let one_day = match (last_written, closes_at) {
@@ -71,7 +80,21 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         last_run_at: said.last_run_at,
         last_check: said.last_check,
         sentences,
-        chart: None,
+        chart: (!bars.is_empty()).then(|| GoldChart {
+            title: "orders per hour (hourly_sales)".into(),
+            bars: bars
+                .into_iter()
+                .map(|(hour, orders, done)| GoldBar {
+                    label: clock(hour, !one_day),
+                    value: orders,
+                    r#final: done,
+                })
+                .collect(),
+            final_rule: "An hour is final once the watermark (the newest order time less one \
+                         hour) passes its end; the pale bars are the counts so far of hours \
+                         still open."
+                .into(),
+        }),
         cost: super::cost::of_lab(lab).await?,
     })
 }
