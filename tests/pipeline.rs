@@ -278,3 +278,70 @@ fn of_events_tied_on_time_the_first_stored_wins_in_one_run_and_across_runs() {
     );
     assert_eq!(code, 0, "{check}");
 }
+
+/// The course's demo of offsets: a consumer in group G reads 5 of 8 messages and stops; 3 more
+/// are sent; it starts again and reads exactly the 6 left, from the group's committed offsets.
+#[test]
+fn a_consumer_group_resumes_at_its_committed_offsets() {
+    let lab = TestLab::new("consume");
+    let send = |order: i64| {
+        let event = serde_json::json!({"order_id": order, "customer_id": "C01", "status": "placed",
+                                       "amount": "1.00", "event_time": "2026-10-01T09:00:00Z"});
+        lab.ok(&["produce", "--event", &event.to_string()]);
+    };
+    (1..=8).for_each(send);
+    let read = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["consume", "--group", "demo", "--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&lab.ok(&all)).unwrap()
+    };
+    let first = read(&["--from-beginning", "--max", "5"]);
+    assert_eq!(first["messages"].as_array().unwrap().len(), 5, "{first}");
+    assert!(
+        first["resumed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["from"] == "beginning")
+    );
+    (9..=11).for_each(send);
+    let second = read(&[]);
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 6, "the 3 left and the 3 new: {second}");
+    assert!(
+        second["resumed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["from"] == "committed")
+    );
+    // Every message read once across the two reads, none twice.
+    let mut seen: Vec<(i64, i64)> = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(messages)
+        .map(|m| {
+            (
+                m["partition"].as_i64().unwrap(),
+                m["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 11);
+    // Resumed where the first read committed.
+    for r in second["resumed"].as_array().unwrap() {
+        let p = r["partition"].as_i64().unwrap().to_string();
+        if let Some(committed) = first["committed"][&p].as_i64() {
+            assert_eq!(
+                r["offset"].as_i64(),
+                Some(committed),
+                "partition {p}: {second}"
+            );
+        }
+    }
+    // A third read finds nothing new.
+    assert_eq!(read(&[])["messages"].as_array().unwrap().len(), 0);
+}

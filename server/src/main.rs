@@ -74,6 +74,19 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Read the lab's topic in a consumer group, committing as it goes (the course's demo of
+    /// offsets): stops after --max messages or at the end offsets seen when it started.
+    Consume {
+        #[arg(long)]
+        group: String,
+        /// A group with no commit yet starts at the beginning (else at the end).
+        #[arg(long)]
+        from_beginning: bool,
+        #[arg(long, default_value_t = 1_000_000)]
+        max: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Send one batch of a scenario, or one event.
     Produce {
         /// A scenario file, or `course`.
@@ -229,6 +242,39 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             println!(
                 "reset: topic {} recreated, tables and state removed",
                 lab.config.topic
+            );
+        }
+        Command::Consume {
+            group,
+            from_beginning,
+            max,
+            json,
+        } => {
+            let kafka = lab.kafka().await?;
+            let read = kafka.consume_group(&lab.config.topic, &group, from_beginning, max)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&read)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            for r in &read.resumed {
+                let why = match r.from {
+                    "committed" => "the group's committed offset",
+                    "beginning" => "no commit yet: from the beginning",
+                    _ => "no commit yet: from the end (add --from-beginning)",
+                };
+                eprintln!(
+                    "partition {}: resumed at offset {} ({why})",
+                    r.partition, r.offset
+                );
+            }
+            for m in &read.messages {
+                println!("{}\t{}\t{}", m.partition, m.offset, m.value);
+            }
+            eprintln!(
+                "read {} message(s) in group {}; committed: {:?}",
+                read.messages.len(),
+                read.group,
+                read.committed
             );
         }
         Command::Produce {

@@ -1,7 +1,9 @@
 //! Talking to Kafka: topics (create, delete and wait, partitions, log offsets), the idempotent
-//! producer, and the consumer settings bronze reads with. Offsets are never committed to a group.
+//! producer, and the consumer settings bronze reads with. Bronze never commits offsets to a group;
+//! `group.rs` reads in a consumer group for the course's demo of one.
 
 pub mod broker;
+pub mod group;
 
 use std::time::{Duration, Instant};
 
