@@ -251,31 +251,14 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let kafka = lab.kafka().await?;
-            let read = kafka.consume_group(&lab.config.topic, &group, from_beginning, max)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&read)?);
-                return Ok(ExitCode::SUCCESS);
-            }
-            for r in &read.resumed {
-                let why = match r.from {
-                    "committed" => "the group's committed offset",
-                    "beginning" => "no commit yet: from the beginning",
-                    _ => "no commit yet: from the end (add --from-beginning)",
-                };
-                eprintln!(
-                    "partition {}: resumed at offset {} ({why})",
-                    r.partition, r.offset
-                );
-            }
-            for m in &read.messages {
-                println!("{}\t{}\t{}", m.partition, m.offset, m.value);
-            }
-            eprintln!(
-                "read {} message(s) in group {}; committed: {:?}",
-                read.messages.len(),
-                read.group,
-                read.committed
-            );
+            reckon::cli::consume::execute(
+                &kafka,
+                &lab.config.topic,
+                &group,
+                from_beginning,
+                max,
+                json,
+            )?;
         }
         Command::Produce {
             scenario,

@@ -1,4 +1,5 @@
 //! Commands of the `reckon` binary that need more than a line or two, beside `main.rs`.
 
 pub mod broker;
+pub mod consume;
 pub mod pipeline;
