@@ -30,6 +30,13 @@ pub struct ProjectRun {
     pub check_ms: u64,
 }
 
+/// The first failed flow's error, as a run's: `flow <name>: <error>`.
+fn first_error(events: &[FlowRun]) -> Option<String> {
+    events
+        .iter()
+        .find_map(|e| e.error.as_ref().map(|m| format!("flow {}: {m}", e.flow)))
+}
+
 impl ProjectRun {
     pub fn failed(&self) -> bool {
         self.events.iter().any(|e| e.status == FlowStatus::Failed)
@@ -37,9 +44,7 @@ impl ProjectRun {
 
     /// The first failed flow's error, as the run's.
     pub fn error(&self) -> Option<String> {
-        self.events
-            .iter()
-            .find_map(|e| e.error.as_ref().map(|m| format!("flow {}: {m}", e.flow)))
+        first_error(&self.events)
     }
 
     pub fn has_problem(&self) -> bool {
@@ -123,11 +128,7 @@ impl Lab {
             }
         }
         let events = runner.into_events();
-        let error = events.iter().find_map(|e| {
-            e.error
-                .as_ref()
-                .map(|m| LabError::Flow(FlowError::Refused(format!("flow {}: {m}", e.flow))))
-        });
+        let error = first_error(&events).map(|m| LabError::Flow(FlowError::Refused(m)));
         let checking = std::time::Instant::now();
         let findings = match check::check(&self.flows(), graph, check::Scope::LastRun).await {
             Ok(lines) => lines,
