@@ -1,13 +1,12 @@
 //! The `reckon` command line: parses arguments, builds the config, calls the library.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use app::api::Backend;
-use clap::{Parser, Subcommand};
-use reckon::crash::CrashPoint;
+use clap::Parser;
+use reckon::cli::args::{Cli, Command};
 use reckon::engine::event::OrderEvent;
 use reckon::engine::render;
 use reckon::engine::scenario::Scenario;
@@ -16,163 +15,6 @@ use reckon::service::lab::Streams;
 use reckon::service::labs::{Labs, LabsConfig};
 use reckon::web;
 use reckon::{Config, Lab, config};
-
-/// Runs a shop's streaming pipeline (Kafka -> bronze -> silver / gold) and proves it right.
-#[derive(Parser)]
-#[command(name = "reckon", version)]
-struct Cli {
-    /// The lab's data folder: tables, state, and the local broker's home.
-    #[arg(long, global = true, env = "RECKON_DATA", default_value = "./data")]
-    data: PathBuf,
-    /// Kafka bootstrap servers; without it, the machine's local broker (started if needed).
-    #[arg(long, global = true, env = "RECKON_BROKERS")]
-    brokers: Option<String>,
-    /// The topic of order events (of the lab `default`; lab L uses TOPIC.L).
-    #[arg(long, global = true, env = "RECKON_TOPIC", default_value = "orders")]
-    topic: String,
-    /// The lab to work on: `default`, or one made on the dashboard (its folder is
-    /// <data>/labs/LAB, its topic TOPIC.LAB).
-    #[arg(long, global = true, env = "RECKON_LAB", default_value = "default")]
-    lab: String,
-    /// Partitions of the topic when Reckon creates it.
-    #[arg(long, global = true, default_value_t = 3)]
-    partitions: i32,
-    /// The local broker's home (default: <data>/kafka).
-    #[arg(long, global = true, env = "RECKON_BROKER_HOME")]
-    broker_home: Option<PathBuf>,
-    /// The local broker's client port (its controller uses the next one).
-    #[arg(
-        long,
-        global = true,
-        env = "RECKON_BROKER_PORT",
-        default_value_t = 9092
-    )]
-    broker_port: u16,
-    /// Folder of Kafka's jars for the local broker.
-    #[arg(long, global = true, env = "RECKON_KAFKA_LIBS")]
-    kafka_libs: Option<PathBuf>,
-    /// Seconds a run waits for another run of the same lab.
-    #[arg(long, global = true, default_value_t = 60)]
-    lock_wait: u64,
-    /// Abort at STREAM:MOMENT (crash tests).
-    #[arg(long, global = true, hide = true)]
-    crash_at: Option<CrashPoint>,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Start, stop or look at the local Kafka broker.
-    Broker {
-        #[arg(value_parser = ["start", "stop", "status"])]
-        action: String,
-    },
-    /// Delete and recreate the topic, remove the tables and state (SPEC §5).
-    Reset {
-        /// Needed with --brokers: it deletes a topic on a broker Reckon does not manage.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Read the lab's topic in a consumer group, committing as it goes (the course's demo of
-    /// offsets): stops after --max messages or at the end offsets seen when it started.
-    Consume {
-        #[arg(long)]
-        group: String,
-        /// A group with no commit yet starts at the beginning (else at the end).
-        #[arg(long)]
-        from_beginning: bool,
-        #[arg(long, default_value_t = 1_000_000)]
-        max: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Send one batch of a scenario, or one event.
-    Produce {
-        /// A scenario file, or `course`.
-        #[arg(long, requires = "batch", conflicts_with = "event")]
-        scenario: Option<String>,
-        /// The batch of the scenario to send.
-        #[arg(long, requires = "scenario")]
-        batch: Option<String>,
-        /// One event as JSON.
-        #[arg(long)]
-        event: Option<String>,
-    },
-    /// Run the streams: each loads what is new and stops.
-    Run {
-        #[arg(value_parser = ["bronze", "silver", "gold"])]
-        stream: Option<String>,
-        /// Count duplicates in gold (fixed when gold's state starts).
-        #[arg(long)]
-        no_dedup: bool,
-        /// Print the run records as JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Check the tables against bronze; exit 1 on a PROBLEM.
-    Check {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Reset, play a scenario's steps, then check (its exit code).
-    Play {
-        /// A scenario file, or `course`.
-        file: String,
-        #[arg(long)]
-        no_dedup: bool,
-        /// Needed with --brokers (play resets the topic).
-        #[arg(long)]
-        force: bool,
-        /// Print each step on stderr.
-        #[arg(long, short)]
-        verbose: bool,
-    },
-    /// In plain words: which hours are final, what closes the next, how the last run went.
-    Freshness {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Serve the dashboard and the JSON API; runs the schedule. Stops on Ctrl-C or SIGTERM,
-    /// letting a run in progress finish.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:3000")]
-        addr: String,
-        /// The built site (wasm, JS, CSS) from `scripts/build-site.sh` (`make site`).
-        #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
-        site: PathBuf,
-        /// Run the pipeline every SECONDS (0: never), kept in the lab's settings; the dashboard
-        /// changes it too. Default: as last set (off at first).
-        #[arg(long, value_name = "SECONDS")]
-        schedule: Option<u64>,
-        /// The instructor's token. With one, every page and call needs a token (labs, roles)
-        /// and --addr may be reachable from other machines; without, a single-user tool on
-        /// loopback. Prefer the environment variable: arguments show in `ps`.
-        #[arg(long, env = "RECKON_INSTRUCTOR_TOKEN", hide_env_values = true)]
-        instructor_token: Option<String>,
-        /// Pipeline runs at once across all labs.
-        #[arg(long, default_value_t = 4)]
-        max_runs: usize,
-        /// Sends (produce calls and forms) a client may make to a lab at once, then
-        /// --produce-rate a second.
-        #[arg(long, default_value_t = 50)]
-        produce_burst: u32,
-        #[arg(long, default_value_t = 20.0)]
-        produce_rate: f64,
-    },
-    /// Declarative pipelines: run a project, its graph, the event log, the week-14 example.
-    Pipeline {
-        #[command(subcommand)]
-        command: reckon::cli::pipeline::PipelineCommand,
-    },
-    /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
-    Table {
-        name: String,
-        #[arg(long)]
-        json: bool,
-    },
-}
 
 fn config(cli: &Cli) -> anyhow::Result<Config> {
     config::validate_topic(&cli.topic).map_err(anyhow::Error::msg)?;
