@@ -345,3 +345,90 @@ fn a_consumer_group_resumes_at_its_committed_offsets() {
     // A third read finds nothing new.
     assert_eq!(read(&[])["messages"].as_array().unwrap().len(), 0);
 }
+
+/// Every file of the lab's tables and state, with its size and modification time.
+fn listing(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut out = vec![];
+    for sub in ["tables", "state"] {
+        let mut stack = vec![dir.join(sub)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap().flatten() {
+                let meta = entry.metadata().unwrap();
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else {
+                    out.push((
+                        entry.path().display().to_string(),
+                        meta.len(),
+                        meta.modified().unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The what-if on the course: with 2 hours, 09:00 counts 1006 too (4 orders, 90.50) and is
+/// final two runs later; with 1 hour it is today's `hourly_sales`, exactly; nothing is written.
+#[test]
+fn a_what_if_replays_gold_with_another_delay_and_writes_nothing() {
+    let lab = TestLab::new("whatif");
+    lab.reckon(&["play", "course"]);
+    let before = listing(lab.data());
+    assert!(before.iter().any(|(p, ..)| p.contains("_delta_log")));
+    let whatif = |delay: &str| -> serde_json::Value {
+        serde_json::from_str(&lab.ok(&["whatif", "--delay", delay, "--json"])).unwrap()
+    };
+    let two = whatif("2h");
+    let nine = &two["hours"][0];
+    assert_eq!(nine["hour"], "2026-10-01T09:00:00Z");
+    assert_eq!(nine["with_delay"]["orders"], 4, "{two}");
+    assert_eq!(nine["with_delay"]["revenue"], "90.50");
+    assert_eq!(nine["now"]["orders"], 3);
+    let (now_final, later_final) = (
+        nine["now"]["final_after"].as_u64().unwrap(),
+        nine["with_delay"]["final_after"].as_u64().unwrap(),
+    );
+    assert!(later_final > now_final, "{two}");
+    let changed = two["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{two}");
+    assert_eq!(
+        (
+            &changed[0]["order_id"],
+            &changed[0]["now"],
+            &changed[0]["with_delay"]
+        ),
+        (&serde_json::json!(1006), &"late".into(), &"counted".into())
+    );
+    assert_eq!(two["matches_table"], true);
+
+    // One hour is gold's own delay: the replay's final hours are hourly_sales, row for row.
+    let one = whatif("60");
+    let final_hours: Vec<serde_json::Value> = one["hours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| !h["with_delay"]["final_after"].is_null())
+        .map(|h| {
+            serde_json::json!({"hour": h["hour"], "orders": h["with_delay"]["orders"],
+                               "revenue": h["with_delay"]["revenue"]})
+        })
+        .collect();
+    assert_eq!(final_hours, lab.table("hourly_sales"));
+    assert!(one["changed"].as_array().unwrap().is_empty());
+    assert!(
+        one["hours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["now"] == h["with_delay"])
+    );
+
+    // Bad input names the field; and no what-if wrote a file of the lab's tables or state.
+    let bad = lab.reckon(&["whatif", "--delay", "2 days"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("delay: "), "{}", stderr(&bad));
+    assert_eq!(listing(lab.data()), before);
+}

@@ -176,6 +176,9 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("{report}");
             return Ok(ExitCode::from(report.exit_code() as u8));
         }
+        Command::Whatif { delay, json } => {
+            reckon::cli::whatif::execute(&lab, &delay, json).await?;
+        }
         Command::Freshness { json } => {
             let freshness =
                 reckon::service::pages::freshness::freshness(&lab, chrono::Utc::now()).await?;

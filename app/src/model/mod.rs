@@ -8,11 +8,13 @@ mod lab;
 mod pages;
 mod pipeline;
 mod run;
+mod teaching;
 
 pub use lab::*;
 pub use pages::*;
 pub use pipeline::*;
 pub use run::*;
+pub use teaching::*;
 
 /// The lab a server always has; its pages live at `/`, every other lab's at `/labs/{name}/`.
 pub const DEFAULT_LAB: &str = "default";

@@ -105,6 +105,9 @@ pub struct TopicView {
     pub brokers: String,
     /// `None` when the topic does not exist yet.
     pub partitions: Option<Vec<PartitionView>>,
+    /// The lab's consumer groups on the topic (the course's demo of offsets), by name.
+    #[serde(default)]
+    pub groups: Vec<super::GroupView>,
 }
 
 /// One commit of a Delta table.

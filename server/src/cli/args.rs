@@ -117,6 +117,15 @@ pub enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Replay gold with another watermark delay (never writing a table): per hour, what it
+    /// would count and when it would be final, beside today's.
+    Whatif {
+        /// 2h, 90m or 90 (minutes).
+        #[arg(long)]
+        delay: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// In plain words: which hours are final, what closes the next, how the last run went.
     Freshness {
         #[arg(long)]

@@ -4,3 +4,4 @@ pub mod args;
 pub mod broker;
 pub mod consume;
 pub mod pipeline;
+pub mod whatif;

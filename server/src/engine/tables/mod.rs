@@ -17,6 +17,7 @@ use crate::crash::{CrashPoint, Moment};
 use cutter::CommitCutter;
 
 pub mod changes;
+pub mod commits;
 mod cutter;
 mod named;
 

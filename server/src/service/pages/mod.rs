@@ -13,6 +13,7 @@ pub mod quality;
 pub mod runs;
 pub mod tables;
 pub mod topic;
+pub mod whatif;
 pub mod workspace;
 
 use app::api::ApiError;

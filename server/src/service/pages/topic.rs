@@ -22,6 +22,7 @@ pub async fn page(lab: &Lab) -> Result<TopicView, ApiError> {
         topic: topic.clone(),
         brokers: kafka.brokers().to_string(),
         partitions: None,
+        groups: vec![],
     };
     let Some(offsets) = partition_offsets(lab, &kafka).await? else {
         return Ok(view);

@@ -5,6 +5,7 @@
 //! decides which state is current, so a crash anywhere is invisible.
 
 mod state;
+mod whatif;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
 
 pub use state::{GoldState, HourTotal};
+pub use whatif::what_if;
 
 use super::{
     DROPPED_LISTED, DropReason, DroppedEvent, FlowError, SourceRange, bronze_changes, pending,

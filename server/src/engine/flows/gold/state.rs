@@ -35,6 +35,9 @@ pub struct GoldState {
     pub dedup: bool,
     /// Microseconds; `None` until the first placed event.
     pub watermark: Option<i64>,
+    /// How far behind the latest event time the watermark trails: SPEC §3's hour, or another
+    /// in a what-if replay.
+    pub delay: i64,
     /// Hours not yet written, by window start.
     pub open_hours: BTreeMap<i64, HourTotal>,
     /// (order_id, status) -> first event time, while the watermark keeps it.
@@ -52,8 +55,14 @@ struct StateFile {
 
 impl GoldState {
     pub(super) fn new(dedup: bool) -> Self {
+        Self::with_delay(dedup, DELAY_MICROS)
+    }
+
+    /// A state that starts empty with another delay: the what-if's, never saved.
+    pub(super) fn with_delay(dedup: bool, delay: i64) -> Self {
         Self {
             dedup,
+            delay,
             watermark: None,
             open_hours: BTreeMap::new(),
             dedup_keys: HashMap::new(),
@@ -75,6 +84,7 @@ impl GoldState {
         let file: StateFile = state::load(dir, bronze_version)?;
         Ok(Self {
             dedup: file.dedup,
+            delay: DELAY_MICROS,
             watermark: file.watermark,
             open_hours: file.open_hours.into_iter().collect(),
             dedup_keys: file
@@ -140,14 +150,14 @@ impl GoldState {
     /// Moves the watermark and pops every hour it closes, oldest first.
     pub(super) fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
         if let Some(latest) = latest_event_time {
-            let candidate = latest - DELAY_MICROS;
+            let candidate = latest - self.delay;
             self.watermark = Some(self.watermark.map_or(candidate, |w| w.max(candidate)));
         }
         let Some(watermark) = self.watermark else {
             return vec![];
         };
         self.dedup_keys
-            .retain(|_, first| watermark < *first + DELAY_MICROS);
+            .retain(|_, first| watermark < *first + self.delay);
         let still_open = self.open_hours.split_off(&(watermark - HOUR_MICROS + 1));
         std::mem::replace(&mut self.open_hours, still_open)
             .into_iter()
