@@ -92,15 +92,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             max,
             json,
         } => {
-            let kafka = lab.kafka().await?;
-            reckon::cli::consume::execute(
-                &kafka,
-                &lab.config.topic,
-                &group,
-                from_beginning,
-                max,
-                json,
-            )?;
+            reckon::cli::consume::execute(&lab, &group, from_beginning, max, json).await?;
         }
         Command::Produce {
             scenario,

@@ -130,4 +130,8 @@ pub trait Backend: Send + Sync {
     async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError>;
     /// One key's versions in an AUTO CDC target.
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError>;
+    /// Gold replayed with another watermark delay (`2h`, `90m`, `90`), writing nothing.
+    async fn whatif(&self, delay: &str) -> Result<WhatIf, ApiError>;
+    /// Reads the lab's topic in one of its consumer groups, committing as it goes.
+    async fn consume(&self, request: ConsumeRequest) -> Result<GroupRead, ApiError>;
 }

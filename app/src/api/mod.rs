@@ -244,3 +244,35 @@ pub async fn reset_lab(
     })
     .await
 }
+
+/// The what-if on the reconciliation page: `delay` as typed (`2h`, `90m`, `90`).
+#[server(prefix = "/fn", endpoint = "whatif")]
+pub async fn get_whatif(lab: String, delay: String) -> Result<WhatIf, ApiError> {
+    guarded(async move { open(&lab, Access::Read, &None).await?.whatif(&delay).await }).await
+}
+
+/// The topic page's consumer: reads `max` messages in the lab's group `group` and stops.
+#[server(prefix = "/fn", endpoint = "consume")]
+pub async fn start_consumer(
+    lab: String,
+    csrf: Option<String>,
+    group: String,
+    max: String,
+    from_beginning: Option<String>,
+) -> Result<GroupRead, ApiError> {
+    guarded(async move {
+        let max = whole_number("max", &max)?;
+        let request = ConsumeRequest {
+            group: group.trim().to_string(),
+            max: usize::try_from(max)
+                .map_err(|_| ApiError::field("max", "a whole number of messages"))?,
+            from_beginning: ticked(&from_beginning),
+        };
+        let answer = open(&lab, Access::Write, &csrf)
+            .await?
+            .consume(request)
+            .await;
+        refused_with_status(answer)
+    })
+    .await
+}

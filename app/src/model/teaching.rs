@@ -135,7 +135,7 @@ pub struct GroupRead {
     pub resumed: Vec<ResumedAt>,
     pub messages: Vec<ConsumedMessage>,
     /// Per partition, the next offset the group will read.
-    pub committed: Vec<(i32, i64)>,
+    pub committed: std::collections::BTreeMap<i32, i64>,
     /// In plain words: where it resumed and why, and how bronze differs.
     pub sentences: Vec<String>,
 }

@@ -7,6 +7,7 @@ use crate::api::get_hours;
 use crate::components::{RunButton, VerdictBadge, current_lab, href, short_time};
 use crate::model::HourRow;
 use crate::pages::loaded;
+use crate::pages::whatif::WhatIfSection;
 
 #[component]
 pub fn HoursPage() -> impl IntoView {
@@ -34,6 +35,7 @@ pub fn HoursPage() -> impl IntoView {
                 </table>
             }.into_any()
         })}
+        <WhatIfSection />
     }
 }
 

@@ -1,6 +1,7 @@
 //! One page per file; each fetches its data with a server function and refetches it live.
 
 pub mod code;
+mod consumers;
 pub mod events;
 pub mod freshness;
 pub mod history;
@@ -16,6 +17,7 @@ pub mod runs;
 mod sql;
 pub mod tables;
 pub mod topic;
+pub mod whatif;
 
 use leptos::prelude::*;
 use serde::Serialize;

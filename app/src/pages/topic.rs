@@ -1,10 +1,12 @@
-//! Topic: each partition's log start and end, the offset bronze stored, the lag, the last messages.
+//! Topic: each partition's log start and end, the offset bronze stored, the lag, the last messages,
+//! and the lab's consumer groups with a consumer to start.
 
 use leptos::prelude::*;
 
 use crate::api::get_topic;
 use crate::components::current_lab;
 use crate::model::TopicView;
+use crate::pages::consumers::{ConsumerForm, groups_view};
 use crate::pages::loaded;
 
 #[component]
@@ -37,6 +39,12 @@ pub fn TopicPage() -> impl IntoView {
                             </tbody>
                         </table>
                     }).collect_view()}
+                    <h2>"Consumer groups"</h2>
+                    <p>
+                        "Bronze is not among them: it stores the offsets it read in its own Delta commit, with the rows. "
+                        "A group's offsets are kept by Kafka, apart from what the consumer did with the messages."
+                    </p>
+                    {groups_view(topic.groups)}
                 }.into_any(),
             };
             view! {
@@ -45,5 +53,6 @@ pub fn TopicPage() -> impl IntoView {
                 {body}
             }
         })}
+        <ConsumerForm />
     }
 }

@@ -7,41 +7,12 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use app::model::{ConsumedMessage, GroupRead, ResumedAt};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
-use serde::Serialize;
 
 use super::{Kafka, KafkaError, REQUEST_TIMEOUT, base_config, blocking};
-
-/// Where a read of the group started on one partition, and why there.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Resumed {
-    pub partition: i32,
-    pub offset: i64,
-    /// `committed` (the group's commit), `beginning` or `end` (no commit yet).
-    pub from: &'static str,
-}
-
-/// A message as the group read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Consumed {
-    pub partition: i32,
-    pub offset: i64,
-    pub key: Option<String>,
-    pub value: String,
-}
-
-/// One read of a group: where it resumed, what it read, and the offsets it committed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GroupRead {
-    pub group: String,
-    pub topic: String,
-    pub resumed: Vec<Resumed>,
-    pub messages: Vec<Consumed>,
-    /// Per partition: the next offset the group will read.
-    pub committed: BTreeMap<i32, i64>,
-}
 
 impl Kafka {
     /// Reads `topic` in group `group`: from its committed offsets, or (no commit yet) from the
@@ -81,10 +52,10 @@ impl Kafka {
                 None => (high, "end"),
             };
             start.add_partition_offset(topic, p, Offset::Offset(offset))?;
-            resumed.push(Resumed {
+            resumed.push(ResumedAt {
                 partition: p,
                 offset,
-                from,
+                from: from.to_string(),
             });
             ends.insert(p, high);
         }
@@ -110,7 +81,7 @@ impl Kafka {
                 continue;
             }
             let text = |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned());
-            messages.push(Consumed {
+            messages.push(ConsumedMessage {
                 partition: p,
                 offset,
                 key: text(message.key()),
@@ -123,10 +94,54 @@ impl Kafka {
         }
         Ok(GroupRead {
             group: group.to_string(),
+            group_id: group.to_string(),
             topic: topic.to_string(),
             resumed,
             messages,
             committed: next,
+            sentences: vec![],
         })
+    }
+
+    /// The ids of the broker's consumer groups that start with `prefix`, sorted.
+    pub fn group_ids(&self, prefix: &str) -> Result<Vec<String>, KafkaError> {
+        let consumer: BaseConsumer = base_config(&self.brokers).create()?;
+        let list = blocking(|| consumer.fetch_group_list(None, REQUEST_TIMEOUT))?;
+        let mut ids: Vec<String> = list
+            .groups()
+            .iter()
+            .map(|g| g.name().to_string())
+            .filter(|name| name.starts_with(prefix))
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Group `group`'s committed offset on each of `partitions` of `topic` (`None`: no commit).
+    pub fn committed(
+        &self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<BTreeMap<i32, Option<i64>>, KafkaError> {
+        let consumer: BaseConsumer = base_config(&self.brokers)
+            .set("group.id", group)
+            .set("enable.auto.commit", "false")
+            .create()?;
+        let mut wanted = TopicPartitionList::new();
+        for &p in partitions {
+            wanted.add_partition(topic, p);
+        }
+        let committed = blocking(|| consumer.committed_offsets(wanted, REQUEST_TIMEOUT))?;
+        Ok(partitions
+            .iter()
+            .map(|&p| {
+                let offset = committed
+                    .find_partition(topic, p)
+                    .and_then(|e| e.offset().to_raw())
+                    .filter(|o| *o >= 0);
+                (p, offset)
+            })
+            .collect())
     }
 }

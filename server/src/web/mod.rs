@@ -7,6 +7,7 @@ mod guard;
 mod pipeline;
 mod serve;
 mod session;
+mod teaching;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -163,7 +164,10 @@ fn own_routes() -> Routes {
             .get(&at("/landing"), pipeline::landing)
             .post(&at("/landing"), pipeline::upload)
             .post(&at("/landing/example"), pipeline::land_example)
-            .get(&at("/quality"), pipeline::quality);
+            .get(&at("/quality"), pipeline::quality)
+            .get(&at("/topic"), teaching::topic)
+            .get(&at("/whatif"), teaching::whatif)
+            .post(&at("/consumers"), teaching::consume);
     }
     routes
 }

@@ -13,7 +13,7 @@ use crate::engine::pipeline::{example, history};
 use crate::engine::scenario::Scenario;
 use crate::service::error::{failed, refused};
 use crate::service::pages::{
-    freshness, hours, pipeline, produce, quality, runs, tables, topic, workspace,
+    consumers, freshness, hours, pipeline, produce, quality, runs, tables, topic, whatif, workspace,
 };
 
 #[async_trait::async_trait]
@@ -221,5 +221,13 @@ impl Backend for Dashboard {
                 FlowError::Refused(m) => ApiError::field("key", m),
                 other => failed(other),
             })
+    }
+
+    async fn whatif(&self, delay: &str) -> Result<WhatIf, ApiError> {
+        whatif::whatif(&self.lab, delay).await
+    }
+
+    async fn consume(&self, request: ConsumeRequest) -> Result<GroupRead, ApiError> {
+        consumers::consume(&self.lab, &request).await
     }
 }

@@ -1,6 +1,7 @@
 //! What each page shows, one file per page of `app/src/pages/`: read from the tables (truth),
 //! Kafka and the history, into the shared types of `app::model`.
 
+pub mod consumers;
 pub mod cost;
 pub mod freshness;
 pub mod graph;

@@ -1,4 +1,5 @@
-//! The topic page: the lab's partitions, the offsets bronze stored, the lag, the last messages.
+//! The topic page: the lab's partitions, the offsets bronze stored, the lag, the last messages,
+//! and the lab's consumer groups beside them.
 
 use std::collections::HashMap;
 
@@ -27,6 +28,11 @@ pub async fn page(lab: &Lab) -> Result<TopicView, ApiError> {
     let Some(offsets) = partition_offsets(lab, &kafka).await? else {
         return Ok(view);
     };
+    let logs: Vec<(i32, i64, i64)> = offsets
+        .iter()
+        .map(|p| (p.partition, p.log_start, p.log_end))
+        .collect();
+    view.groups = super::consumers::groups(lab, &kafka, &logs)?;
     let mut shown = vec![];
     for p in offsets {
         let last_messages = kafka
