@@ -20,6 +20,18 @@ fn course_screenshot(name: &str) -> bool {
     !name.starts_with("week14-")
 }
 
+/// Scrolls the page so that `css` is at the top of the window, for a screenshot of it.
+async fn scroll_to(browser: &Browser, css: &str) {
+    let script = format!("document.querySelector({css:?}).scrollIntoView();");
+    browser
+        .call(
+            "POST",
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newcomer_plays_the_course_in_the_browser() {
     let site = built_site();
@@ -83,6 +95,37 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
     );
     browser.screenshot("hours").await;
 
+    // The what-if: with a 2-hour delay 09:00 would count order 1006 too, and be final later.
+    let delay = browser.wait_for(".whatif-form input[name='delay']").await;
+    browser.type_into(&delay, "2h").await;
+    let replay = browser.wait_for(".whatif-form button[type='submit']").await;
+    browser.click(&replay).await;
+    let nine = browser
+        .wait_for(".whatif-result tr[data-hour='2026-10-01T09:00:00Z'][data-differs='true']")
+        .await;
+    assert!(
+        browser.text(&nine).await.contains("90.50"),
+        "{}",
+        browser.text(&nine).await
+    );
+    browser
+        .wait_for(".whatif-result .changed tr[data-order='1006']")
+        .await;
+    browser
+        .wait_for(".whatif-result[data-matches='true']")
+        .await;
+    let said = browser.wait_for(".whatif-result").await;
+    assert!(
+        browser
+            .text(&said)
+            .await
+            .contains("final after run #5 (today: 3 orders, 68.50, final after run #3)"),
+        "{}",
+        browser.text(&said).await
+    );
+    scroll_to(&browser, ".whatif").await;
+    browser.screenshot("whatif").await;
+
     // Every page opens, hydrates and shows its content; a screenshot of each.
     for (path, name, expect) in [
         ("/", "freshness", ".light.green"),
@@ -100,6 +143,51 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         browser.wait_for(expect).await;
         browser.screenshot(name).await;
     }
+    // A consumer in group demo: reads 5 and stops; 3 more are sent; it resumes at its commit.
+    browser.open(&format!("{base}/topic")).await;
+    let max = browser.wait_for(".consume-form input[name='max']").await;
+    browser.type_into(&max, "5").await;
+    let from_start = browser
+        .wait_for(".consume-form input[name='from_beginning']")
+        .await;
+    browser.click(&from_start).await;
+    let read = browser
+        .wait_for(".consume-form button[type='submit']")
+        .await;
+    browser.click(&read).await;
+    browser.wait_for(".consumed[data-read='5']").await;
+    let api = reqwest::Client::new();
+    for order in 2001..=2003 {
+        let event = json!({"order_id": order, "customer_id": "C09", "status": "placed",
+                           "amount": "5.00", "event_time": "2026-10-01T13:30:00Z"});
+        let sent = api
+            .post(format!("{base}/api/produce"))
+            .header("content-type", "application/json")
+            .body(event.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert!(sent.status().is_success());
+    }
+    browser.open(&format!("{base}/topic")).await;
+    browser.wait_for("tr[data-group='demo']").await;
+    let max = browser.wait_for(".consume-form input[name='max']").await;
+    browser.type_into(&max, "100").await;
+    let read = browser
+        .wait_for(".consume-form button[type='submit']")
+        .await;
+    browser.click(&read).await;
+    browser
+        .wait_until(
+            "the consumer to say it resumed at the group's commit",
+            "const c = document.querySelector('.consumed');
+             return c !== null && c.textContent.includes('the offset group demo committed when it last read')
+                 && c.querySelector(\"tr[data-offset]\") !== null;",
+        )
+        .await;
+    scroll_to(&browser, ".consume-form").await;
+    browser.screenshot("topic-consumer").await;
+
     browser.open(&format!("{base}/")).await;
     let first = browser.wait_for(".sentences p").await;
     assert_eq!(

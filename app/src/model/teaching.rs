@@ -10,6 +10,8 @@ pub struct ReplayedRun {
     pub number: usize,
     /// The `hourly_sales` version that commit made.
     pub gold_version: i64,
+    /// The lab's run (its history id) in which gold made the commit, when the history has it.
+    pub run_id: Option<i64>,
     pub bronze_first: i64,
     pub bronze_last: i64,
     /// When the commit was made, RFC 3339 UTC.
@@ -21,7 +23,7 @@ pub struct ReplayedRun {
 pub struct CountedHour {
     pub orders: i64,
     pub revenue: String,
-    /// The replayed run after which the hour was final (written); `None`: still open.
+    /// The replayed run (1-based) after which the hour was final (written); `None`: still open.
     pub final_after: Option<usize>,
 }
 
@@ -88,6 +90,16 @@ pub struct WhatIf {
     pub bronze_not_read: i64,
     /// In plain words: what the delay changes.
     pub sentences: Vec<String>,
+}
+
+impl WhatIf {
+    /// How the page and the sentences name replayed run `n`: the history's "run #12" when known.
+    pub fn run_label(&self, n: usize) -> String {
+        match self.runs.get(n.wrapping_sub(1)).and_then(|r| r.run_id) {
+            Some(id) => format!("run #{id}"),
+            None => format!("gold's run {n}"),
+        }
+    }
 }
 
 /// A consumer group of the lab, and where it stands on each partition.

@@ -52,7 +52,7 @@ pub fn ConsumerForm() -> impl IntoView {
                 "A consumer in a group reads the topic from the group's committed offsets and commits as it goes. "
                 "Read a few messages, send more, start it again: it resumes where the group's commit says."
             </p>
-            <ActionForm action=consume attr:class="consume-form">
+            <ActionForm action=consume attr:class="filter consume-form">
                 <FormScope />
                 <label class="field"><span>"group"</span><input name="group" value="demo" size="12" />{field_error(result, "group")}</label>
                 <label class="field"><span>"messages"</span><input name="max" value="5" size="4" />{field_error(result, "max")}</label>

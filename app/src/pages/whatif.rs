@@ -28,7 +28,7 @@ pub fn WhatIfSection() -> impl IntoView {
                 "Replay gold over bronze's events, in the runs that read them, with another delay: what each hour would count, "
                 "and when it would be final. The replay is kept in memory; the tables stay as they are."
             </p>
-            <form method="get" class="whatif-form">
+            <form method="get" class="filter whatif-form">
                 <label class="field">
                     <span>"delay"</span>
                     <input name="delay" size="6" value=move || query.read().get("delay").unwrap_or_else(|| "2h".into()) />
@@ -42,12 +42,12 @@ pub fn WhatIfSection() -> impl IntoView {
 }
 
 fn whatif_view(w: WhatIf) -> impl IntoView {
-    let runs = w.runs.clone();
+    let labels = w.clone();
     let final_cell = move |h: &Option<CountedHour>| match h {
         None => "-".to_string(),
         Some(h) => match h.final_after {
             None => "still open".into(),
-            Some(n) => format!("after run {n}{}", run_time(&runs, n)),
+            Some(n) => format!("after {}{}", labels.run_label(n), run_time(&labels.runs, n)),
         },
     };
     let count = |h: &Option<CountedHour>| {
@@ -80,7 +80,7 @@ fn whatif_view(w: WhatIf) -> impl IntoView {
                     {w.changed.iter().map(|c| view! {
                         <tr data-order=c.order_id.to_string()>
                             <td>{c.order_id}</td><td>{short_time(&c.event_time)}</td>
-                            <td>{format!("{} / {}", c.partition, c.offset)}</td><td>{c.run}</td>
+                            <td>{format!("{} / {}", c.partition, c.offset)}</td><td>{w.run_label(c.run)}</td>
                             <td>{c.now.as_str()}</td><td>{c.with_delay.as_str()}</td>
                         </tr>
                     }).collect_view()}

@@ -26,7 +26,7 @@ fn table(w: &WhatIf) -> String {
             h.orders,
             h.revenue,
             h.final_after
-                .map_or("open".into(), |r| format!("final after run {r}"))
+                .map_or("open".into(), |n| format!("final after {}", w.run_label(n)))
         ),
     };
     let mut out = format!(
@@ -45,12 +45,12 @@ fn table(w: &WhatIf) -> String {
     }
     for c in &w.changed {
         out += &format!(
-            "order {} at {} (partition {} offset {}, run {}): {} today, {} with {} min\n",
+            "order {} at {} (partition {} offset {}, read in {}): {} today, {} with {} min\n",
             c.order_id,
             c.event_time,
             c.partition,
             c.offset,
-            c.run,
+            w.run_label(c.run),
             c.now.as_str(),
             c.with_delay.as_str(),
             w.delay_minutes

@@ -249,6 +249,25 @@ impl History {
         read_all(rows)
     }
 
+    /// For each version of its table that flow `flow` of `lab` committed, the newest run that
+    /// committed it (the figures' `table_version`).
+    pub async fn runs_by_table_version(
+        &self,
+        lab: &str,
+        flow: &str,
+    ) -> Result<std::collections::HashMap<i64, i64>, HistoryError> {
+        let rows: Vec<(i64, i64)> = sqlx::query_as(
+            "SELECT json_extract(f.figures, '$.table_version') AS v, MAX(f.run_id) \
+             FROM flow_events f JOIN runs r ON r.id = f.run_id \
+             WHERE r.lab = ? AND f.flow = ? AND v IS NOT NULL GROUP BY v",
+        )
+        .bind(lab)
+        .bind(flow)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().collect())
+    }
+
     /// The lab's last run that is not running any more, `None` before any.
     pub async fn last_finished_run(&self, lab: &str) -> Result<Option<RunSummary>, HistoryError> {
         let row: Option<RunRow> = sqlx::query_as(composed(format!(

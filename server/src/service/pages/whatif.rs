@@ -51,6 +51,15 @@ pub async fn whatif(lab: &Lab, delay: &str) -> Result<WhatIf, ApiError> {
     let mut answer = crate::engine::flows::gold::what_if(&lab.flows(), minutes)
         .await
         .map_err(failed)?;
+    if let Some(history) = lab.history() {
+        let runs = history
+            .runs_by_table_version(&lab.config.lab, "gold")
+            .await
+            .map_err(failed)?;
+        for run in &mut answer.runs {
+            run.run_id = runs.get(&run.gold_version).copied();
+        }
+    }
     answer.sentences = sentences(&answer);
     Ok(answer)
 }
@@ -61,7 +70,7 @@ pub fn sentences(w: &WhatIf) -> Vec<String> {
         return vec!["Gold has not run yet: there is nothing to replay.".into()];
     }
     let mut out = vec![format!(
-        "Gold's {} runs replayed over bronze's placed events, each reading what it read then, \
+        "{} of gold's runs replayed over bronze's placed events, each reading what it read then, \
          with a watermark delay of {} minutes beside today's {}.",
         w.runs.len(),
         w.delay_minutes,
@@ -96,8 +105,8 @@ pub fn sentences(w: &WhatIf) -> Vec<String> {
                 .unwrap_or_else(|_| h.hour.clone());
             format!(
                 "{at} would count {} (today: {}).",
-                counted(h.with_delay.as_ref()),
-                counted(h.now.as_ref())
+                counted(w, h.with_delay.as_ref()),
+                counted(w, h.now.as_ref())
             )
         })
         .collect();
@@ -168,8 +177,8 @@ fn changed_sentence(w: &WhatIf) -> String {
     )
 }
 
-/// "4 orders, 90.50, final after run 5" or "…, still open".
-fn counted(hour: Option<&CountedHour>) -> String {
+/// "4 orders, 90.50, final after run #5" or "…, still open".
+fn counted(w: &WhatIf, hour: Option<&CountedHour>) -> String {
     match hour {
         None => "nothing".into(),
         Some(h) => format!(
@@ -177,8 +186,10 @@ fn counted(hour: Option<&CountedHour>) -> String {
             h.orders,
             if h.orders == 1 { "" } else { "s" },
             h.revenue,
-            h.final_after
-                .map_or("still open".into(), |r| format!("final after run {r}"))
+            h.final_after.map_or("still open".into(), |n| format!(
+                "final after {}",
+                w.run_label(n)
+            ))
         ),
     }
 }

@@ -131,6 +131,7 @@ pub async fn what_if(cx: &FlowContext, delay_minutes: i64) -> Result<WhatIf, Flo
         answer.runs.push(ReplayedRun {
             number,
             gold_version: commit.version,
+            run_id: None,
             bronze_first: first,
             bronze_last: commit.covers,
             at: commit
