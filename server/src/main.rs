@@ -136,14 +136,18 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                 runs.iter().for_each(|run| println!("{run}"));
             }
         }
-        Command::Check { json } => {
+        Command::Check { json, full } => {
             // A lab that runs its own project (started in the browser) checks that project.
             if lab.kind() == app::model::PipelineKind::Project {
                 let graph = lab.project_graph()?;
                 let problem = reckon::cli::pipeline::check(&lab, &graph, json).await?;
                 return Ok(ExitCode::from(u8::from(problem)));
             }
-            let report = lab.check().await?;
+            let report = if full {
+                lab.check_full().await?
+            } else {
+                lab.check().await?
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

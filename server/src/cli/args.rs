@@ -103,6 +103,9 @@ pub enum Command {
     Check {
         #[arg(long)]
         json: bool,
+        /// Recount every table from scratch instead of from what the last check kept.
+        #[arg(long)]
+        full: bool,
     },
     /// Reset, play a scenario's steps, then check (its exit code).
     Play {

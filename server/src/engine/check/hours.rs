@@ -38,16 +38,18 @@ fn orders(n: i64) -> String {
     }
 }
 
-/// The check's lines for each hour, from the rows of [`HOURS`].
-pub(super) fn lines(
-    batches: &[RecordBatch],
-    watermark: Option<i64>,
-) -> Result<Vec<CheckLine>, TableError> {
-    struct Row {
-        hour: i64,
-        counted: Option<(i64, i128, i64)>,
-        known: (i64, i128),
-    }
+/// One hour as the check compares it: what gold wrote, and the recount of bronze.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HourFigures {
+    pub hour: i64,
+    /// Orders, revenue in cents, and how many rows gold wrote for the hour; `None`: not written.
+    pub counted: Option<(i64, i128, i64)>,
+    /// Bronze's distinct placed events in the hour: orders and revenue in cents.
+    pub known: (i64, i128),
+}
+
+/// The rows of [`HOURS`] as figures.
+pub(super) fn figures(batches: &[RecordBatch]) -> Result<Vec<HourFigures>, TableError> {
     let mut rows = vec![];
     for b in batches {
         let c = Columns::of(b, "the check's hours");
@@ -58,7 +60,7 @@ pub(super) fn lines(
         let known = c.primitive::<Int64Type>("known")?;
         let known_revenue = c.primitive::<Decimal128Type>("known_revenue")?;
         for i in 0..b.num_rows() {
-            rows.push(Row {
+            rows.push(HourFigures {
                 hour: hour.value(i),
                 counted: (!counted.is_null(i))
                     .then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
@@ -66,6 +68,11 @@ pub(super) fn lines(
             });
         }
     }
+    Ok(rows)
+}
+
+/// The check's lines for each hour, in hour order.
+pub(super) fn lines(rows: &[HourFigures], watermark: Option<i64>) -> Vec<CheckLine> {
     let days: std::collections::BTreeSet<i64> = rows
         .iter()
         .map(|r| r.hour.div_euclid(24 * HOUR_MICROS))
@@ -78,8 +85,7 @@ pub(super) fn lines(
             t.format("%Y-%m-%d %H:%M").to_string()
         }
     };
-    Ok(rows
-        .into_iter()
+    rows.iter()
         .map(|r| {
             let h = label(r.hour);
             let (known, known_revenue) = r.known;
@@ -133,5 +139,5 @@ pub(super) fn lines(
                 bronze_revenue: Some(format_cents(known_revenue)),
             }
         })
-        .collect())
+        .collect()
 }

@@ -3,23 +3,22 @@
 //! twice, or written from nothing) and `waiting` (the watermark has not passed it yet). It runs as
 //! the last flow of a pipeline run; its lines are what it hands back.
 
+mod full;
 mod hours;
+mod incremental;
 mod offsets;
 
-use std::sync::Arc;
+pub use full::FullCheck;
+pub use incremental::{Check, state_path};
 
-use app::model::{CheckLine, FlowRun, Verdict};
+use app::model::{CheckLine, Verdict};
 use arrow::array::RecordBatch;
 use arrow::datatypes::Int64Type;
-use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
 use crate::engine::columns::Columns;
 use crate::engine::event::format_micros;
-use crate::engine::flow::{Flow, FlowContext};
-use crate::engine::flows::FlowError;
-use crate::engine::flows::gold::GoldState;
-use crate::engine::tables::{self, TableError, TableName};
+use crate::engine::tables::{self, TableError};
 
 /// What a check found: its lines, in the order it prints them.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -50,15 +49,6 @@ impl std::fmt::Display for Report {
     }
 }
 
-/// The check as a flow: it reads every table and commits nothing; its report is what it hands back.
-pub struct Check;
-
-/// The lab's tables, read into one session, and gold's watermark.
-pub struct Tables {
-    ctx: SessionContext,
-    watermark: Option<i64>,
-}
-
 /// What the check's queries counted.
 pub struct Recount {
     events: i64,
@@ -67,120 +57,57 @@ pub struct Recount {
     rejected: i64,
     orders: i64,
     differing: Vec<i64>,
-    hours: Vec<RecordBatch>,
+    hours: Vec<hours::HourFigures>,
 }
 
-#[async_trait::async_trait]
-impl Flow for Check {
-    type State = Tables;
-    type Input = Recount;
-    type Output = Report;
-    type Done = Report;
-
-    fn name(&self) -> &str {
-        "check"
+/// The check's lines from what it counted, and gold's watermark: the same whichever way the
+/// figures were counted (recounted from scratch, or kept up to date run by run).
+fn report(recount: Recount, watermark: Option<i64>) -> Report {
+    let mut findings = vec![];
+    let line = CheckLine::says;
+    // 1. Bronze and rejects hold every offset read, each once, with no gaps.
+    let Recount { events, .. } = recount;
+    if recount.offset_problems.is_empty() {
+        findings.push(line(
+            Verdict::Ok,
+            format!("bronze_orders has {events} events, each offset once"),
+        ));
     }
-
-    fn target(&self) -> Option<&str> {
-        None
+    findings.extend(
+        recount
+            .offset_problems
+            .into_iter()
+            .map(|text| line(Verdict::Problem, text)),
+    );
+    if events > recount.distinct {
+        let twice = events - recount.distinct;
+        findings.push(line(
+            Verdict::Note,
+            format!("{twice} of them sent twice by the shop's system"),
+        ));
     }
-
-    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Tables, FlowError> {
-        let ctx = SessionContext::new();
-        for name in TableName::ALL {
-            register(&ctx, cx, name).await?;
-        }
-        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
-        Ok(Tables { ctx, watermark })
+    if recount.rejected > 0 {
+        let messages = if recount.rejected == 1 {
+            "message"
+        } else {
+            "messages"
+        };
+        findings.push(line(
+            Verdict::Note,
+            format!(
+                "{} {messages} rejected, kept in bronze_rejects",
+                recount.rejected
+            ),
+        ));
     }
-
-    async fn read(
-        &mut self,
-        cx: &FlowContext,
-        tables: &Tables,
-        event: &mut FlowRun,
-    ) -> Result<Option<Recount>, FlowError> {
-        let ctx = &tables.ctx;
-        let events = scalar(ctx, "SELECT count(*) AS n FROM bronze_orders").await?;
-        event.figures.rows_read = events as u64;
-        Ok(Some(Recount {
-            events,
-            offset_problems: offsets::problems(ctx, cx).await?,
-            distinct: scalar(
-                ctx,
-                "SELECT count(*) AS n FROM (SELECT DISTINCT order_id, status, event_time FROM bronze_orders)",
-            )
-            .await?,
-            rejected: scalar(ctx, "SELECT count(*) AS n FROM bronze_rejects").await?,
-            orders: scalar(ctx, "SELECT count(*) AS n FROM orders").await?,
-            differing: ints(&query(ctx, SILVER_DIFFERENCES).await?, "order_id")?,
-            hours: query(ctx, hours::HOURS).await?,
-        }))
-    }
-
-    async fn process(
-        &mut self,
-        tables: &mut Tables,
-        recount: Recount,
-        _: &mut FlowRun,
-    ) -> Result<Report, FlowError> {
-        let mut findings = vec![];
-        let line = CheckLine::says;
-        // 1. Bronze and rejects hold every offset read, each once, with no gaps.
-        let Recount { events, .. } = recount;
-        if recount.offset_problems.is_empty() {
-            findings.push(line(
-                Verdict::Ok,
-                format!("bronze_orders has {events} events, each offset once"),
-            ));
-        }
-        findings.extend(
-            recount
-                .offset_problems
-                .into_iter()
-                .map(|text| line(Verdict::Problem, text)),
-        );
-        if events > recount.distinct {
-            let twice = events - recount.distinct;
-            findings.push(line(
-                Verdict::Note,
-                format!("{twice} of them sent twice by the shop's system"),
-            ));
-        }
-        if recount.rejected > 0 {
-            let messages = if recount.rejected == 1 {
-                "message"
-            } else {
-                "messages"
-            };
-            findings.push(line(
-                Verdict::Note,
-                format!(
-                    "{} {messages} rejected, kept in bronze_rejects",
-                    recount.rejected
-                ),
-            ));
-        }
-        // 2. Silver holds the newest event of each order.
-        findings.push(silver_line(recount.orders, &recount.differing));
-        // 3. Gold: each hour against a recount of the distinct placed events.
-        findings.extend(hours::lines(&recount.hours, tables.watermark)?);
-        Ok(Report {
-            findings,
-            bronze_events: events,
-            watermark: tables.watermark.map(format_micros),
-        })
-    }
-
-    async fn commit(
-        &mut self,
-        _: &FlowContext,
-        _: Tables,
-        report: Report,
-        _: &mut FlowRun,
-    ) -> Result<Report, FlowError> {
-        // The check writes no table: its lines go to the run's history with its event.
-        Ok(report)
+    // 2. Silver holds the newest event of each order.
+    findings.push(silver_line(recount.orders, &recount.differing));
+    // 3. Gold: each hour against a recount of the distinct placed events.
+    findings.extend(hours::lines(&recount.hours, watermark));
+    Report {
+        findings,
+        bronze_events: events,
+        watermark: watermark.map(format_micros),
     }
 }
 
@@ -225,50 +152,6 @@ const SILVER_DIFFERENCES: &str = r#"
         UNION
         SELECT order_id FROM orders GROUP BY order_id HAVING count(*) > 1)
     ORDER BY order_id"#;
-
-/// Registers a table for SQL, read once into memory: the check's queries scan bronze several
-/// times, and decoding its Parquet files once instead of per query is most of the check's cost.
-/// A table not created yet is an empty one with its schema.
-async fn register(
-    ctx: &SessionContext,
-    cx: &FlowContext,
-    name: TableName,
-) -> Result<(), FlowError> {
-    let query_err = |source| TableError::Query {
-        table: name.to_string(),
-        source,
-    };
-    let provider: Arc<dyn datafusion::catalog::TableProvider> = match cx.tables.open(name).await? {
-        Some(table) => {
-            let delta = |source| TableError::Delta {
-                table: name.to_string(),
-                source,
-            };
-            table
-                .update_datafusion_session(&ctx.state())
-                .map_err(delta)?;
-            table.table_provider().await.map_err(|e| query_err(e))?
-        }
-        None => Arc::new(MemTable::try_new(name.schema(), vec![vec![]]).map_err(query_err)?),
-    };
-    let schema = provider.schema();
-    let batches = ctx
-        .read_table(provider)
-        .map_err(query_err)?
-        .collect()
-        .await
-        .map_err(query_err)?;
-    // As many partitions as the session runs in parallel, batches dealt out in turn.
-    let parallel = ctx.state().config().target_partitions().max(1);
-    let mut partitions = vec![vec![]; parallel];
-    for (i, batch) in batches.into_iter().enumerate() {
-        partitions[i % parallel].push(batch);
-    }
-    let table = MemTable::try_new(schema, partitions).map_err(query_err)?;
-    ctx.register_table(name.as_str(), Arc::new(table))
-        .map_err(query_err)?;
-    Ok(())
-}
 
 pub(super) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
     tables::query(ctx, "check", sql).await

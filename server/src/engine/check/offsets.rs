@@ -18,14 +18,10 @@ pub(super) async fn problems(
     cx: &FlowContext,
 ) -> Result<Vec<String>, FlowError> {
     const LANDED: &str = r#"SELECT "partition", "offset" FROM bronze_orders UNION ALL SELECT "partition", "offset" FROM bronze_rejects"#;
-    let mut problems = vec![];
     let twice = query(ctx, &format!(
         r#"SELECT "partition", "offset" FROM ({LANDED}) GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY 1, 2"#
     ))
     .await?;
-    for (p, o) in pairs(&twice)? {
-        problems.push(format!("partition {p}: offset {o} stored twice"));
-    }
     let gaps = query(ctx, &format!(
         r#"SELECT "partition", "offset" + 1 AS first, next - 1 AS last FROM (
                SELECT "partition", "offset", lead("offset") OVER (PARTITION BY "partition" ORDER BY "offset") AS next
@@ -55,16 +51,48 @@ pub(super) async fn problems(
     )
     .await?;
     let highest: BTreeMap<i32, i64> = pairs(&highest)?.into_iter().collect();
-    if let Some(bronze) = cx.tables.open(TableName::BronzeOrders).await? {
-        let known: BTreeSet<i32> = highest.keys().copied().chain(0..cx.partitions).collect();
-        for p in known {
-            let app_id = bronze::app_id(TableName::BronzeOrders, &cx.topic, p);
-            if let Some(read) = tables::txn_version(&bronze, &app_id).await? {
-                let held = highest.get(&p).copied().unwrap_or(-1);
-                if read > held {
-                    missing.entry(p).or_default().push((held + 1, read));
-                }
-            }
+    let bronze = cx.tables.open(TableName::BronzeOrders).await?;
+    let read_to = read_to(cx, bronze.as_ref(), highest.keys().copied()).await?;
+    Ok(describe(&pairs(&twice)?, missing, &highest, &read_to))
+}
+
+/// The last offset bronze says it read (its `txn` versions), for each partition that holds an
+/// offset (`holding`) and each the topic is made with.
+pub(super) async fn read_to(
+    cx: &FlowContext,
+    bronze: Option<&deltalake::DeltaTable>,
+    holding: impl Iterator<Item = i32>,
+) -> Result<BTreeMap<i32, i64>, FlowError> {
+    let mut out = BTreeMap::new();
+    let Some(bronze) = bronze else {
+        return Ok(out);
+    };
+    let known: BTreeSet<i32> = holding.chain(0..cx.partitions).collect();
+    for p in known {
+        let app_id = bronze::app_id(TableName::BronzeOrders, &cx.topic, p);
+        if let Some(read) = tables::txn_version(bronze, &app_id).await? {
+            out.insert(p, read);
+        }
+    }
+    Ok(out)
+}
+
+/// The offset lines: each offset held twice, each gap between held offsets, and the tail that
+/// bronze says it read but neither table holds.
+pub(super) fn describe(
+    twice: &[(i32, i64)],
+    mut missing: BTreeMap<i32, Vec<(i64, i64)>>,
+    highest: &BTreeMap<i32, i64>,
+    read_to: &BTreeMap<i32, i64>,
+) -> Vec<String> {
+    let mut problems: Vec<String> = twice
+        .iter()
+        .map(|(p, o)| format!("partition {p}: offset {o} stored twice"))
+        .collect();
+    for (&p, &read) in read_to {
+        let held = highest.get(&p).copied().unwrap_or(-1);
+        if read > held {
+            missing.entry(p).or_default().push((held + 1, read));
         }
     }
     for (p, ranges) in missing {
@@ -72,7 +100,7 @@ pub(super) async fn problems(
             problems.push(format!("partition {p}: offsets {first}..{last} missing"));
         }
     }
-    Ok(problems)
+    problems
 }
 
 /// (partition, offset) pairs of a query's rows.

@@ -56,7 +56,7 @@ pub enum TableError {
 }
 
 /// The four tables of a lab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TableName {
     BronzeOrders,
     BronzeRejects,

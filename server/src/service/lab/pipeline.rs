@@ -4,7 +4,7 @@
 use app::model::{CheckLine, FlowRun};
 
 use super::{Lab, LabError, Streams};
-use crate::engine::check::{Check, Report};
+use crate::engine::check::{Check, FullCheck, Report};
 use crate::engine::flow::Runner;
 use crate::engine::flows::bronze::Bronze;
 use crate::engine::flows::gold::Gold;
@@ -80,6 +80,13 @@ impl Lab {
     pub async fn check(&self) -> Result<Report, LabError> {
         let _lock = self.lock()?;
         self.check_locked().await
+    }
+
+    /// The full check (`reckon check --full`): every table recounted from scratch, with the
+    /// lab's lock held. It changes nothing, so it is not recorded as a run.
+    pub async fn check_full(&self) -> Result<Report, LabError> {
+        let _lock = self.lock()?;
+        Ok(Runner::new(self.flows()).run(FullCheck).await?)
     }
 
     pub(super) async fn check_locked(&self) -> Result<Report, LabError> {

@@ -1,0 +1,232 @@
+//! The check kept up to date run by run: what the full check recounts from scratch (bronze's
+//! events and offsets, distinct events, each order's newest event, placed events per hour, the
+//! rows of `orders` and `hourly_sales`) is state (`store.rs`), updated from the table files it
+//! has not counted yet, so a check costs what the run added. Its lines come from the same
+//! function as the full check's, and must always be the same (`reckon check --full` recounts).
+//!
+//! restore: the state, and the tables as they are now. read: the rows of their new files (and,
+//! for `orders`, which MERGE rewrites, the files gone). process: the state updated in one
+//! transaction, the lines. commit: the transaction. A table that only appends but lost a file
+//! (compacted, recreated) is counted again from scratch.
+
+mod rows;
+mod store;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use app::model::FlowRun;
+use deltalake::DeltaTable;
+use sqlx::{Sqlite, Transaction};
+
+use super::{Recount, Report, offsets, report};
+use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::flows::FlowError;
+use crate::engine::flows::gold::GoldState;
+use crate::engine::tables::TableName;
+use rows::{BronzeRow, HourRow, SilverRow};
+use store::Store;
+
+/// The incremental check: the check every pipeline run ends with.
+pub struct Check;
+
+/// The state's file in a lab's state folder.
+pub fn state_path(cx: &FlowContext) -> PathBuf {
+    cx.state_dir.join("check.sqlite")
+}
+
+/// The state, a transaction on it, the files it has counted and the partitions it holds
+/// offsets of, and the lab's tables as they are now.
+pub struct Restored {
+    store: Store,
+    tx: Option<Transaction<'static, Sqlite>>,
+    counted: BTreeMap<TableName, BTreeSet<String>>,
+    holding: BTreeSet<i32>,
+    tables: BTreeMap<TableName, Option<DeltaTable>>,
+}
+
+/// What the tables hold that the state has not counted.
+pub struct NewRows {
+    /// Count everything again: an append-only table lost a file.
+    from_scratch: bool,
+    files: BTreeMap<TableName, (Vec<String>, Vec<String>)>,
+    bronze: Vec<BronzeRow>,
+    offsets: Vec<(i32, i64)>,
+    rejected: i64,
+    silver: Vec<(String, Vec<SilverRow>)>,
+    hours: Vec<HourRow>,
+    read_to: BTreeMap<i32, i64>,
+    watermark: Option<i64>,
+}
+
+#[async_trait::async_trait]
+impl Flow for Check {
+    type State = Restored;
+    type Input = NewRows;
+    type Output = Report;
+    type Done = Report;
+
+    fn name(&self) -> &str {
+        "check"
+    }
+
+    fn target(&self) -> Option<&str> {
+        None
+    }
+
+    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Restored, FlowError> {
+        let store = Store::open(&state_path(cx)).await?;
+        let mut tx = store.begin().await?;
+        let mut tables = BTreeMap::new();
+        let mut counted = BTreeMap::new();
+        for name in TableName::ALL {
+            tables.insert(name, cx.tables.open(name).await?);
+            let files = store::covered(&mut tx, name.as_str()).await;
+            counted.insert(name, files.map_err(|e| store.error(e))?);
+        }
+        let holding = store::holding(&mut tx).await.map_err(|e| store.error(e))?;
+        Ok(Restored {
+            store,
+            tx: Some(tx),
+            counted,
+            holding,
+            tables,
+        })
+    }
+
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        r: &Restored,
+        event: &mut FlowRun,
+    ) -> Result<Option<NewRows>, FlowError> {
+        let mut files = BTreeMap::new();
+        let mut from_scratch = false;
+        for (name, table) in &r.tables {
+            let (added, gone) = rows::file_changes(table.as_ref(), &r.counted[name])?;
+            from_scratch |= !gone.is_empty() && *name != TableName::Orders;
+            files.insert(*name, (added, gone));
+        }
+        if from_scratch {
+            for (name, table) in &r.tables {
+                let everything = rows::file_changes(table.as_ref(), &Default::default())?;
+                files.insert(*name, everything);
+            }
+        }
+        let added = |name: TableName| files[&name].0.clone();
+        let bronze_batches = rows::read(&added(TableName::BronzeOrders), "bronze_orders").await?;
+        let rejects = rows::read(&added(TableName::BronzeRejects), "bronze_rejects").await?;
+        let mut offsets = rows::offsets(&bronze_batches, "bronze_orders' new files")?;
+        let rejected = rows::offsets(&rejects, "bronze_rejects' new files")?;
+        offsets.extend(&rejected);
+        let mut silver = vec![];
+        for path in added(TableName::Orders) {
+            let batches = rows::read(std::slice::from_ref(&path), "orders").await?;
+            silver.push((path, rows::silver(&batches)?));
+        }
+        let hours =
+            rows::hours(&rows::read(&added(TableName::HourlySales), "hourly_sales").await?)?;
+        let bronze = rows::bronze(&bronze_batches)?;
+        event.figures.rows_read = bronze.len() as u64;
+        // What bronze says it read, and gold's watermark, as of these tables: kept with the
+        // state, so its lines can be read back without the tables.
+        let holding = r
+            .holding
+            .iter()
+            .copied()
+            .chain(offsets.iter().map(|(p, _)| *p));
+        let bronze_table = r.tables[&TableName::BronzeOrders].as_ref();
+        let read_to = offsets::read_to(cx, bronze_table, holding).await?;
+        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
+        Ok(Some(NewRows {
+            from_scratch,
+            read_to,
+            watermark,
+            files,
+            bronze,
+            offsets,
+            rejected: rejected.len() as i64,
+            silver,
+            hours,
+        }))
+    }
+
+    async fn process(
+        &mut self,
+        state: &mut Restored,
+        new: NewRows,
+        _: &mut FlowRun,
+    ) -> Result<Report, FlowError> {
+        let tx = state.tx.as_mut().expect("the check's transaction");
+        let store = &state.store;
+        apply(tx, new).await.map_err(|e| store.error(e))?;
+        let counted = store::counted(&mut **tx)
+            .await
+            .map_err(|e| store.error(e))?;
+        Ok(lines(counted))
+    }
+
+    async fn commit(
+        &mut self,
+        _: &FlowContext,
+        mut r: Restored,
+        report: Report,
+        _: &mut FlowRun,
+    ) -> Result<Report, FlowError> {
+        let tx = r.tx.take().expect("the check's transaction");
+        tx.commit().await.map_err(|e| r.store.error(e))?;
+        r.store.close().await;
+        Ok(report)
+    }
+}
+
+/// The new rows into the state.
+async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Result<(), sqlx::Error> {
+    if new.from_scratch {
+        store::wipe(tx).await?;
+    }
+    for (name, (added, gone)) in &new.files {
+        let gone: &[String] = if new.from_scratch { &[] } else { gone };
+        store::cover(tx, name.as_str(), added, gone).await?;
+    }
+    store::add_offsets(tx, &mut new.offsets).await?;
+    store::add_counter(tx, "rejected", new.rejected).await?;
+    store::add_bronze(tx, &new.bronze).await?;
+    let gone_silver = if new.from_scratch {
+        vec![]
+    } else {
+        new.files[&TableName::Orders].1.clone()
+    };
+    store::change_silver(tx, &gone_silver, &new.silver).await?;
+    store::settle_touched(tx).await?;
+    store::add_written(tx, &new.hours).await?;
+    store::set_read_to(tx, &new.read_to).await?;
+    store::set_counter(tx, "watermark", new.watermark).await
+}
+
+/// The state's figures as the check's lines.
+fn lines(c: store::Counted) -> Report {
+    let highest = c
+        .held
+        .iter()
+        .filter_map(|(p, ranges)| ranges.last().map(|(_, last)| (*p, *last)))
+        .collect();
+    let mut gaps: BTreeMap<i32, Vec<(i64, i64)>> = BTreeMap::new();
+    for (p, ranges) in &c.held {
+        for pair in ranges.windows(2) {
+            gaps.entry(*p)
+                .or_default()
+                .push((pair[0].1 + 1, pair[1].0 - 1));
+        }
+    }
+    let recount = Recount {
+        events: c.events,
+        offset_problems: offsets::describe(&c.twice, gaps, &highest, &c.read_to),
+        distinct: c.distinct,
+        rejected: c.rejected,
+        orders: c.orders,
+        differing: c.differing,
+        hours: c.hours,
+    };
+    report(recount, c.watermark)
+}
