@@ -9,8 +9,8 @@ mod server;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use serde_json::{Value, json};
-use server::{INSTRUCTOR, SQL, Server, landed, snapshot};
+use serde_json::json;
+use server::{SQL, Server, landed, snapshot};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_are_checked_before_anything_is_written() {

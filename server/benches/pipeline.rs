@@ -136,6 +136,21 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
+    // The check every run ends with keeps its figures run by run; after the last send it must
+    // print what a recount of everything from scratch prints.
+    let kept = main_lab.check().await?;
+    let started = Instant::now();
+    let full = main_lab.check_full().await?;
+    let full_took = started.elapsed();
+    if kept.findings != full.findings {
+        anyhow::bail!("the incremental check and the full recount differ:\n{kept}\n---\n{full}");
+    }
+    println!(
+        "the incremental check and the full recount agree after the last send ({} lines); the full recount took {:.2} s",
+        full.findings.len(),
+        full_took.as_secs_f64()
+    );
+
     // 2. Small runs: 10 events each.
     // Events after the workload, numbered on from here.
     let mut next = 0;

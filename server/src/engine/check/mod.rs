@@ -9,7 +9,7 @@ mod incremental;
 mod offsets;
 
 pub use full::FullCheck;
-pub use incremental::{Check, state_path};
+pub use incremental::{Check, committed_report, state_path};
 
 use app::model::{CheckLine, Verdict};
 use arrow::array::RecordBatch;
@@ -177,6 +177,10 @@ fn ints(batches: &[RecordBatch], column: &str) -> Result<Vec<i64>, TableError> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use datafusion::datasource::MemTable;
+
     use super::*;
     use arrow::array::TimestampMicrosecondArray;
     use arrow::array::{ArrayRef, Decimal128Array, Int32Array, Int64Array, StringArray};

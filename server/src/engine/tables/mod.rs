@@ -160,9 +160,6 @@ pub struct Tables {
     crash_at: Option<CrashPoint>,
 }
 
-/// Each table's newest commit and when its first was written: see [`Tables::fingerprint`].
-pub type Fingerprint = Vec<(u64, Option<std::time::SystemTime>)>;
-
 impl Tables {
     pub fn new(root: impl Into<PathBuf>, crash_at: Option<CrashPoint>) -> Self {
         Self {
@@ -208,34 +205,6 @@ impl Tables {
                 table: name.to_string(),
                 source,
             })
-    }
-
-    /// What the tables are now, cheaply: each table's newest commit in its Delta log, and when its
-    /// first commit was written (a reset and as many commits again differ in that). Equal
-    /// fingerprints mean nothing was committed between them; the check's result may be reused.
-    pub fn fingerprint(&self) -> Fingerprint {
-        TableName::ALL
-            .iter()
-            .map(|name| {
-                let log = self.path(*name).join("_delta_log");
-                let newest = std::fs::read_dir(&log)
-                    .map(|entries| {
-                        entries
-                            .filter_map(|e| e.ok())
-                            .filter_map(|e| {
-                                let name = e.file_name();
-                                name.to_str()?.strip_suffix(".json")?.parse::<u64>().ok()
-                            })
-                            .max()
-                            .unwrap_or(0)
-                    })
-                    .unwrap_or(0);
-                let born = std::fs::metadata(log.join(format!("{:020}.json", 0)))
-                    .and_then(|m| m.modified())
-                    .ok();
-                (newest, born)
-            })
-            .collect()
     }
 
     /// Opens a table, or `None` if it was never created.

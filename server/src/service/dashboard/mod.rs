@@ -17,11 +17,9 @@ use tokio::sync::{Semaphore, broadcast};
 use tokio::task::JoinHandle;
 
 use crate::access::registry::Registry;
-use crate::engine::check::Report;
 use crate::engine::event::OrderEvent;
 use crate::engine::flows::FlowError;
 use crate::engine::flows::gold::GoldState;
-use crate::engine::tables::Fingerprint;
 use crate::service::error::failed;
 use crate::service::lab::Lab;
 use running::Running;
@@ -39,9 +37,6 @@ pub struct Dashboard {
     arrival_task: Mutex<Option<JoinHandle<()>>>,
     /// Runs at once across the server's labs: a run waits for one of these first.
     run_slots: Arc<Semaphore>,
-    /// The last recount of bronze and the tables' fingerprint it was made on: readers reuse it
-    /// until something is committed, and wait for one recount instead of each making their own.
-    recount: tokio::sync::Mutex<Option<(Fingerprint, Report)>>,
 }
 
 impl Dashboard {
@@ -63,7 +58,6 @@ impl Dashboard {
             schedule_task: Mutex::new(None),
             arrival_task: Mutex::new(None),
             run_slots,
-            recount: tokio::sync::Mutex::new(None),
         })
     }
 

@@ -230,3 +230,16 @@ fn lines(c: store::Counted) -> Report {
     };
     report(recount, c.watermark)
 }
+
+/// The lines of the last committed check, read from its state alone (no table is read, and a
+/// check under way is not waited for); `None` before the lab's first check.
+pub async fn committed_report(cx: &FlowContext) -> Result<Option<Report>, FlowError> {
+    let path = state_path(cx);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let store = Store::open(&path).await?;
+    let counted = store.counted().await;
+    store.close().await;
+    Ok(Some(lines(counted?)))
+}

@@ -112,6 +112,12 @@ impl Store {
         self.pool.begin().await.map_err(|e| self.error(e))
     }
 
+    /// What the last committed check counted.
+    pub async fn counted(&self) -> Result<Counted, FlowError> {
+        let mut conn = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        counted(&mut conn).await.map_err(|e| self.error(e))
+    }
+
     pub async fn close(self) {
         self.pool.close().await;
     }
