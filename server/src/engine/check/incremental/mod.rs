@@ -9,6 +9,7 @@
 //! transaction, the lines. commit: the transaction. A table that only appends but lost a file
 //! (compacted, recreated) is counted again from scratch.
 
+mod held;
 mod rows;
 mod store;
 
@@ -84,7 +85,7 @@ impl Flow for Check {
             let files = store::covered(&mut tx, name.as_str()).await;
             counted.insert(name, files.map_err(|e| store.error(e))?);
         }
-        let holding = store::holding(&mut tx).await.map_err(|e| store.error(e))?;
+        let holding = held::holding(&mut tx).await.map_err(|e| store.error(e))?;
         Ok(Restored {
             store,
             tx: Some(tx),
@@ -189,7 +190,7 @@ async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Resul
         let gone: &[String] = if new.from_scratch { &[] } else { gone };
         store::cover(tx, name.as_str(), added, gone).await?;
     }
-    store::add_offsets(tx, &mut new.offsets).await?;
+    held::add_offsets(tx, &mut new.offsets).await?;
     store::add_counter(tx, "rejected", new.rejected).await?;
     store::add_bronze(tx, &new.bronze).await?;
     let gone_silver = if new.from_scratch {
@@ -200,7 +201,7 @@ async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Resul
     store::change_silver(tx, &gone_silver, &new.silver).await?;
     store::settle_touched(tx).await?;
     store::add_written(tx, &new.hours).await?;
-    store::set_read_to(tx, &new.read_to).await?;
+    held::set_read_to(tx, &new.read_to).await?;
     store::set_counter(tx, "watermark", new.watermark).await
 }
 
