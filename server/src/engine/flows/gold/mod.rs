@@ -10,7 +10,9 @@ mod whatif;
 use std::sync::Arc;
 
 use app::model::FlowRun;
-use arrow::array::{ArrayRef, Decimal128Array, Int64Array, TimestampMicrosecondArray};
+use arrow::array::{
+    ArrayRef, Decimal128Array, Int64Array, PrimitiveArray, TimestampMicrosecondArray,
+};
 use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use arrow::record_batch::RecordBatch;
 use deltalake::DeltaTable;
@@ -135,13 +137,14 @@ impl Flow for Gold {
         let before = state.watermark;
         let mut latest: Option<i64> = None;
         for batch in &placed.batches {
-            let c = Columns::of(batch, "gold's placed events");
-            let order_id = c.primitive::<Int64Type>("order_id")?;
-            let status = c.strings("status")?;
-            let amount = c.primitive::<Decimal128Type>("amount")?;
-            let event_time = c.primitive::<TimestampMicrosecondType>("event_time")?;
-            let partition = c.primitive::<Int32Type>("partition")?;
-            let offset = c.primitive::<Int64Type>("offset")?;
+            let PlacedColumns {
+                order_id,
+                status,
+                amount,
+                event_time,
+                partition,
+                offset,
+            } = PlacedColumns::of(batch, "gold's placed events")?;
             for i in 0..batch.num_rows() {
                 event.figures.rows_read += 1;
                 let t = event_time.value(i);
@@ -199,6 +202,30 @@ impl Flow for Gold {
         event.figures.table_version = Some(tables::version(&table));
         crate::engine::state::remove_old(&dir, closed.current);
         Ok(())
+    }
+}
+
+/// The columns of gold's placed events (the rows of [`PLACED_IN_ORDER`]), looked up once a batch.
+pub(super) struct PlacedColumns<'a> {
+    pub order_id: &'a PrimitiveArray<Int64Type>,
+    pub status: arrow::array::StringArray,
+    pub amount: &'a PrimitiveArray<Decimal128Type>,
+    pub event_time: &'a PrimitiveArray<TimestampMicrosecondType>,
+    pub partition: &'a PrimitiveArray<Int32Type>,
+    pub offset: &'a PrimitiveArray<Int64Type>,
+}
+
+impl<'a> PlacedColumns<'a> {
+    pub(super) fn of(batch: &'a RecordBatch, what: &'a str) -> Result<Self, TableError> {
+        let c = Columns::of(batch, what);
+        Ok(Self {
+            order_id: c.primitive("order_id")?,
+            status: c.strings("status")?,
+            amount: c.primitive("amount")?,
+            event_time: c.primitive("event_time")?,
+            partition: c.primitive("partition")?,
+            offset: c.primitive("offset")?,
+        })
     }
 }
 

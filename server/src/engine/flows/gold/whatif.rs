@@ -7,10 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use app::model::{ChangedEvent, CountedHour, EventFate, ReplayedRun, WhatIf, WhatIfHour};
-use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow::datatypes::{Decimal128Type, Int64Type, TimestampMicrosecondType};
 use arrow::record_batch::RecordBatch;
 
-use super::{APP_ID, GoldState, HourTotal, PLACED_IN_ORDER};
+use super::{APP_ID, GoldState, HourTotal, PLACED_IN_ORDER, PlacedColumns};
 use crate::engine::columns::Columns;
 use crate::engine::event::{format_cents, format_micros};
 use crate::engine::flow::FlowContext;
@@ -181,21 +181,15 @@ pub async fn what_if(cx: &FlowContext, delay_minutes: i64) -> Result<WhatIf, Flo
 fn placed(batches: &[RecordBatch], run: usize) -> Result<Vec<Placed>, FlowError> {
     let mut out = vec![];
     for batch in batches {
-        let c = Columns::of(batch, "the what-if's placed events");
-        let order_id = c.primitive::<Int64Type>("order_id")?;
-        let status = c.strings("status")?;
-        let amount = c.primitive::<Decimal128Type>("amount")?;
-        let event_time = c.primitive::<TimestampMicrosecondType>("event_time")?;
-        let partition = c.primitive::<Int32Type>("partition")?;
-        let offset = c.primitive::<Int64Type>("offset")?;
+        let c = PlacedColumns::of(batch, "the what-if's placed events")?;
         for i in 0..batch.num_rows() {
             out.push(Placed {
-                order_id: order_id.value(i),
-                status: status.value(i).to_string(),
-                amount_cents: amount.value(i),
-                event_time: event_time.value(i),
-                partition: partition.value(i),
-                offset: offset.value(i),
+                order_id: c.order_id.value(i),
+                status: c.status.value(i).to_string(),
+                amount_cents: c.amount.value(i),
+                event_time: c.event_time.value(i),
+                partition: c.partition.value(i),
+                offset: c.offset.value(i),
                 run,
             });
         }
