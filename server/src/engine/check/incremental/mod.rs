@@ -239,7 +239,7 @@ pub async fn committed_report(cx: &FlowContext) -> Result<Option<Report>, FlowEr
     if !path.exists() {
         return Ok(None);
     }
-    let store = Store::open(&path).await?;
+    let store = Store::open_read_only(&path).await?;
     let counted = store.counted().await;
     store.close().await;
     Ok(Some(lines(counted?)))

@@ -72,32 +72,50 @@ pub struct Counted {
 }
 
 impl Store {
-    /// Opens (creating) the state at `path`.
+    /// Opens (creating) the state at `path`, for a check.
     pub async fn open(path: &Path) -> Result<Self, FlowError> {
-        let shown = path.display().to_string();
-        let err = |e: sqlx::Error| FlowError::State {
-            path: shown.clone(),
-            detail: e.to_string(),
-        };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| FlowError::State {
                 path: dir.display().to_string(),
                 detail: e.to_string(),
             })?;
         }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
+        let store = Self::connect(path, false).await?;
+        sqlx::raw_sql(SCHEMA)
+            .execute(&store.pool)
+            .await
+            .map_err(|e| store.error(e))?;
+        Ok(store)
+    }
+
+    /// Opens the state for reading its last commit only: it takes no lock, so a check under way
+    /// (WAL mode) is not waited for.
+    pub async fn open_read_only(path: &Path) -> Result<Self, FlowError> {
+        Self::connect(path, true).await
+    }
+
+    async fn connect(path: &Path, read_only: bool) -> Result<Self, FlowError> {
+        let shown = path.display().to_string();
+        let err = |e: sqlx::Error| FlowError::State {
+            path: shown.clone(),
+            detail: e.to_string(),
+        };
+        let mut options = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
             .map_err(err)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(30));
+        options = match read_only {
+            true => options.read_only(true),
+            false => options
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal),
+        };
         // One connection: the temporary staging tables live in it.
         let pool = SqlitePoolOptions::new()
             .max_connections(1)
             .connect_with(options)
             .await
             .map_err(err)?;
-        sqlx::raw_sql(SCHEMA).execute(&pool).await.map_err(err)?;
         Ok(Self { path: shown, pool })
     }
 
