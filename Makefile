@@ -32,18 +32,18 @@ play: setup
 test: site
 	cargo test --workspace -- --test-threads=2
 
-# Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark and the
-# machine's limits on EVENTS events, then the dashboard's 1,000-run page, then 200 readers while
-# runs go on in 3 labs, then week 14's support pipeline beside Spark Declarative Pipelines and
-# DuckDB, then AUTO CDC on 1 M changes; see bench/results.md.
+# Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark, the
+# machine's limits and DuckDB's recount on EVENTS events, then the dashboard's 1,000-run page, then
+# 200 viewers while runs go on in 3 labs, then week 14's support pipeline beside Spark Declarative
+# Pipelines and DuckDB, then AUTO CDC on 1 M changes; see bench/results.md.
 EVENTS ?= 1000000
 bench: setup
 	python3 -c 'import pyspark, delta, matplotlib' 2>/dev/null \
 	  || python3 -m pip install -q pyspark==4.0.1 delta-spark==4.0.0 matplotlib==3.11.2
+	bench/spark/sdp/setup.sh >/dev/null
 	cargo bench -p reckon --bench pipeline -- --events $(EVENTS)
 	cargo bench -p reckon --bench dashboard
 	cargo bench -p reckon --bench labs
-	bench/spark/sdp/setup.sh >/dev/null
 	cargo bench -p reckon --bench support
 	cargo bench -p reckon --bench cdc
 

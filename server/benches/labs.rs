@@ -1,9 +1,12 @@
-//! The shared lab under load (`make bench`; never part of the tests): 200 readers at once on the
-//! dashboard's pages and JSON API while learners send and run in 3 labs, over a real socket,
-//! with tokens; then 100 senders at once, each sending one event at a time (the server's one
-//! shared Kafka producer). Reports p50/p99 latency by kind of request and fails on any error.
+//! The shared lab under load (`make bench`; never part of the tests): 200 viewers on the
+//! dashboard's pages and JSON API, each reading one every 2 s, while learners send and run in 3
+//! labs, over a real socket, with tokens; then 100 senders at once, each sending one event at a
+//! time (the server's one shared Kafka producer). Reports p50/p99 latency by kind of request and
+//! fails on any error. `--every 0` makes the viewers read back to back (the server's throughput).
 //!
-//!     cargo bench -p reckon --bench labs -- [--readers 200] [--seconds 30] [--labs 3] [--senders 100]
+//! First, the server's resident memory after 10 runs in one lab and after 100 (it must not grow).
+//!
+//!     cargo bench -p reckon --bench labs -- [--readers 200] [--every 2] [--seconds 60] [--labs 3] [--senders 100] [--rss-runs 100]
 //!
 //! Writes `bench/results.md`'s labs-load section and `bench/labs_load.json`.
 
@@ -21,17 +24,23 @@ const INSTRUCTOR: &str = "instructor-token-for-the-load-bench";
 
 struct Args {
     readers: usize,
+    /// Each viewer reads once every this many seconds (0: back to back).
+    every: u64,
     seconds: u64,
     labs: usize,
     senders: usize,
+    /// Runs in one lab before the load, the server's memory read after the 10th and the last.
+    rss_runs: usize,
 }
 
 fn args() -> anyhow::Result<Args> {
     let mut args = Args {
         readers: 200,
-        seconds: 30,
+        every: 2,
+        seconds: 60,
         labs: 3,
         senders: 100,
+        rss_runs: 100,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -43,9 +52,11 @@ fn args() -> anyhow::Result<Args> {
         };
         match arg.as_str() {
             "--readers" => args.readers = number("--readers")?,
+            "--every" => args.every = number("--every")? as u64,
             "--seconds" => args.seconds = number("--seconds")? as u64,
             "--labs" => args.labs = number("--labs")?,
             "--senders" => args.senders = number("--senders")?,
+            "--rss-runs" => args.rss_runs = number("--rss-runs")?.max(10),
             "--bench" => {}
             other => anyhow::bail!("unknown argument {other:?}"),
         }
@@ -132,6 +143,7 @@ async fn main() -> anyhow::Result<()> {
     }));
 
     let client = reqwest::Client::new();
+    let rss = rss_over_runs(&client, &base, args.rss_runs).await;
     let mut learners = vec![];
     for i in 0..args.labs {
         let name = format!("load-{i}");
@@ -192,13 +204,22 @@ async fn main() -> anyhow::Result<()> {
 
     let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
     let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let every = Duration::from_secs(args.every);
     let readers: Vec<_> = (0..args.readers)
         .map(|reader| {
             let (client, base) = (client.clone(), base.clone());
             let (samples, errors, viewers) = (samples.clone(), errors.clone(), viewers.clone());
+            // Viewers spread over the first interval, as people arriving do, not all at once.
+            let first = every.mul_f64(reader as f64 / args.readers.max(1) as f64);
             tokio::spawn(async move {
                 let mut turn = reader;
+                let mut next = tokio::time::Instant::now() + first;
                 while Instant::now() < until {
+                    tokio::time::sleep_until(next).await;
+                    next += every;
+                    if Instant::now() >= until {
+                        break;
+                    }
                     let (lab, token) = &viewers[turn % viewers.len()];
                     let (kind, path) = READS[turn % READS.len()];
                     turn += 1;
@@ -284,8 +305,8 @@ async fn main() -> anyhow::Result<()> {
     let errors = errors.lock().await;
     let mut figures = serde_json::Map::new();
     println!(
-        "{} readers for {} s while learners sent and ran in {} labs ({runs} runs):",
-        args.readers, args.seconds, args.labs
+        "{} readers (one read every {} s each) for {} s while learners sent and ran in {} labs ({runs} runs):",
+        args.readers, args.every, args.seconds, args.labs
     );
     for kind in ["page", "api", "all", "send"] {
         let mut times: Vec<Duration> = samples
@@ -305,8 +326,16 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     println!("  errors: {}", errors.len());
+    let (after_10, after_all) = rss;
+    let growth = after_all / after_10 - 1.0;
+    println!(
+        "resident memory of the server: {after_10:.0} MiB after 10 runs in one lab, {after_all:.0} MiB after {} ({:+.1} %, target within 10 %)",
+        args.rss_runs,
+        growth * 100.0
+    );
     let result = json!({
         "readers": args.readers,
+        "every_seconds": args.every,
         "seconds": args.seconds,
         "labs": args.labs,
         "runs": runs,
@@ -317,12 +346,52 @@ async fn main() -> anyhow::Result<()> {
             / send_seconds,
         "errors": errors.len(),
         "latency": figures,
+        "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all},
     });
     record(&result)?;
     if !errors.is_empty() {
         anyhow::bail!("{} error answers, the first: {}", errors.len(), errors[0]);
     }
     Ok(())
+}
+
+/// The server's resident memory now, in MiB.
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// One lab (made for it) sends a course batch and runs, `runs` times; the server's resident
+/// memory after the 10th run and after the last.
+async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) -> (f64, f64) {
+    let made = post(
+        client,
+        format!("{base}/api/labs"),
+        INSTRUCTOR,
+        json!({ "name": "memory" }),
+    )
+    .await;
+    let token = made["token"].as_str().unwrap_or_default().to_string();
+    let mut after_10 = 0.0;
+    for (run, batch) in (1..=runs).zip(["1", "2", "3", "4", "5"].iter().cycle()) {
+        let sent = post(
+            client,
+            format!("{base}/api/labs/memory/produce?and_run=true"),
+            &token,
+            json!({"scenario": "course", "batch": batch}),
+        )
+        .await;
+        assert_eq!(sent["run"]["status"], "succeeded", "memory lab: {sent}");
+        if run == 10 {
+            after_10 = rss_mib();
+        }
+    }
+    (after_10, rss_mib())
 }
 
 const START: &str = "<!-- labs load: written by `make bench` -->";
@@ -345,13 +414,21 @@ fn record(result: &Value) -> anyhow::Result<()> {
         )
     };
     let section = format!(
-        "{START}\n{} readers for {} s over a real socket, with viewer tokens, while the learners of {} labs \
-         sent the course's batches and ran after each ({} runs). Error answers: {}.\n\n\
+        "{START}\n{} viewers, each reading a page or an API route {}, for {} s over a real socket, \
+         with viewer tokens, while the learners of {} labs sent the course's batches and ran after each \
+         ({} runs). Error answers: {}.\n\n\
          | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}\n\
          Then {} senders at once, each sending one event at a time to its lab's API (one shared \
          Kafka producer in the server): {:.0} sends a second.\n\n\
-         | sends | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{END}",
+         | sends | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}\n\
+         Before the load, one lab ran {} times (a course batch sent, then a run): the server's \
+         resident memory was {:.0} MiB after 10 runs and {:.0} MiB after {} ({:+.1} %; target: \
+         within 10 %).\n{END}",
         result["readers"],
+        match result["every_seconds"].as_u64() {
+            Some(0) | None => "back to back".to_string(),
+            Some(s) => format!("every {s} s"),
+        },
         result["seconds"],
         result["labs"],
         result["runs"],
@@ -362,6 +439,14 @@ fn record(result: &Value) -> anyhow::Result<()> {
         result["senders"],
         result["sends_per_second"].as_f64().unwrap_or(0.0),
         row("send"),
+        result["rss_mib"]["runs"],
+        result["rss_mib"]["after_10_runs"].as_f64().unwrap_or(0.0),
+        result["rss_mib"]["after_runs"].as_f64().unwrap_or(0.0),
+        result["rss_mib"]["runs"],
+        (result["rss_mib"]["after_runs"].as_f64().unwrap_or(0.0)
+            / result["rss_mib"]["after_10_runs"].as_f64().unwrap_or(1.0)
+            - 1.0)
+            * 100.0,
     );
     let path = bench.join("results.md");
     let text = std::fs::read_to_string(&path)?;

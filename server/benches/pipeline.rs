@@ -7,8 +7,9 @@
 //! 20 sends, each followed by a pipeline run of Reckon and one of Spark's warm session. Then: a
 //! 10-event run's latency (Reckon: median of 10; Spark warm: median of 10; Spark as the seed runs
 //! it, a process per stream: median of 3), a 1,000-event run with 10 k vs N events in bronze,
-//! the raw consume and Parquet write rates, and both `hourly_sales` compared (they must be
-//! identical). Prints a table and ratio lines; writes `bench/results.md`'s side-by-side section,
+//! the raw consume and Parquet write rates, the full recount beside DuckDB running the check's two
+//! queries on the same Parquet files (both must find the same), and both `hourly_sales` compared
+//! (they must be identical). Prints a table and ratio lines; writes `bench/results.md`'s side-by-side section,
 //! `bench/side_by_side.json` and the chart `bench/side_by_side.svg`.
 
 use std::path::{Path, PathBuf};
@@ -150,6 +151,20 @@ async fn main() -> anyhow::Result<()> {
         full.findings.len(),
         full_took.as_secs_f64()
     );
+    // The same two queries in DuckDB, on the same Parquet files.
+    let duck = match venv_python() {
+        Some(python) => Some(bench::duckdb::check(&main_lab, &python, dir.path()).await?),
+        None => None,
+    };
+    if let Some(d) = &duck
+        && !d.agrees_with(&full)
+    {
+        anyhow::bail!(
+            "DuckDB's recount differs from Reckon's: {} hours, orders differing {:?}\n{full}",
+            d.hours,
+            d.differing
+        );
+    }
 
     // 2. Small runs: 10 events each.
     // Events after the workload, numbered on from here.
@@ -311,6 +326,17 @@ async fn main() -> anyhow::Result<()> {
         bench::stage_medians(&ten_k_stages)
     ));
     line(format!("peak RSS of the Reckon side: {rss:.0} MiB"));
+    match &duck {
+        Some(d) => line(format!(
+            "full recount after the last send: reckon {:.2} s (`reckon check --full`: every table read, the offsets and counts too), duckdb {:.2} s (its two queries on the same Parquet files, reads included); same {} hours, no order differing",
+            full_took.as_secs_f64(),
+            d.seconds,
+            d.hours
+        )),
+        None => line(
+            "full recount: DuckDB is not installed (bench/spark/sdp/setup.sh installs it)".into(),
+        ),
+    }
     if args.spark {
         match peer.problems.first() {
             None => line("the seed's check (Spark) found no PROBLEM in its last run; Reckon's check found none in any run".into()),
@@ -331,6 +357,9 @@ async fn main() -> anyhow::Result<()> {
     let ratio_of = |name| ratios.iter().find(|(n, _)| *n == name).unwrap().1;
     let bronze_raw = rate(reckon.events, reckon.bronze) / rate(consumed, consume);
     let incremental = big_run.as_secs_f64() / ten_k_run.as_secs_f64();
+    let check_full = duck
+        .as_ref()
+        .map_or(f64::NAN, |d| full_took.as_secs_f64() / d.seconds);
     let ratio_lines = [
         (
             "small_run spark/reckon",
@@ -365,9 +394,15 @@ async fn main() -> anyhow::Result<()> {
             "<= 1.2",
             incremental <= 1.2,
         ),
+        (
+            "check_full reckon/duckdb",
+            check_full,
+            "<= 1.5",
+            check_full <= 1.5,
+        ),
     ];
     for (name, value, target, met) in &ratio_lines {
-        if !args.spark && name.contains("spark") {
+        if (!args.spark && name.contains("spark")) || value.is_nan() {
             continue;
         }
         let verdict = match (target.is_empty(), met) {
@@ -444,3 +479,10 @@ fn record(root: &Path, args: &Args, out: &str, figures: &serde_json::Value) -> a
 
 const START: &str = "<!-- side-by-side: written by `make bench` -->";
 const END: &str = "<!-- end of side-by-side -->";
+
+/// The Python that `bench/spark/sdp/setup.sh` installs DuckDB into, if it has.
+fn venv_python() -> Option<PathBuf> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let python = Path::new(&home).join(".cache/reckon/sdp-venv/bin/python");
+    python.exists().then_some(python)
+}

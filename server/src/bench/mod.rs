@@ -4,6 +4,7 @@
 //! binary (`benches/pipeline.rs`) prints and records the figures; a test plays a small workload
 //! through Reckon's side.
 
+pub mod duckdb;
 pub mod spark;
 
 use std::path::Path;

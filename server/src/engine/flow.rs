@@ -143,14 +143,24 @@ async fn steps<F: Flow>(
     cx: &FlowContext,
     event: &mut FlowRun,
 ) -> Result<F::Done, FlowError> {
+    // Where a flow's time goes, step by step, for `RECKON_LOG=reckon=debug`.
+    let (name, mut lap) = (flow.name().to_string(), Instant::now());
+    let mut took = |step: &str| {
+        tracing::debug!(flow = name, step, ms = lap.elapsed().as_secs_f64() * 1e3);
+        lap = Instant::now();
+    };
     let mut state = flow.restore(cx, event).await?;
+    took("restore");
     let Some(input) = flow.read(cx, &state, event).await? else {
         event.status = FlowStatus::Idle;
         return Ok(F::Done::default());
     };
+    took("read");
     CrashPoint::abort_if(cx.crash_at.as_ref(), flow.name(), Moment::AfterRead);
     let output = flow.process(&mut state, input, event).await?;
+    took("process");
     let done = flow.commit(cx, state, output, event).await?;
+    took("commit");
     event.status = FlowStatus::Completed;
     CrashPoint::abort_if(cx.crash_at.as_ref(), flow.name(), Moment::AfterCommit);
     Ok(done)

@@ -107,13 +107,17 @@ impl LocalBroker {
         serde_json::from_str(&text).ok()
     }
 
+    /// Whether something accepts connections on the port: the cheap test a run makes before
+    /// each use (a broker being started is waited for by [`LocalBroker::start`]'s lock).
+    pub fn listening(&self) -> bool {
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok()
+    }
+
     /// Whether a Kafka broker answers metadata requests on the port.
     pub fn answers(&self) -> bool {
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err() {
-            return false;
-        }
-        Kafka::new(&self.bootstrap()).is_ok_and(|k| k.answers(Duration::from_secs(5)))
+        self.listening()
+            && Kafka::new(&self.bootstrap()).is_ok_and(|k| k.answers(Duration::from_secs(5)))
     }
 
     pub fn status(&self) -> Status {

@@ -4,6 +4,9 @@
 
 pub mod broker;
 pub mod group;
+mod shared;
+
+pub use shared::{Reader, SharedClients};
 
 use std::time::{Duration, Instant};
 
@@ -59,6 +62,8 @@ pub struct Kafka {
     admin: AdminClient<DefaultClientContext>,
     /// Used only for metadata and log offsets; never assigned, never commits.
     metadata: BaseConsumer,
+    /// Bronze's consumers between runs, unassigned: a run takes one instead of connecting anew.
+    readers: shared::Pool,
 }
 
 impl Kafka {
@@ -73,6 +78,7 @@ impl Kafka {
             brokers: brokers.to_string(),
             admin,
             metadata,
+            readers: shared::Pool::default(),
         })
     }
 
@@ -224,7 +230,12 @@ impl Kafka {
     }
 
     /// A consumer for bronze: assigned partitions only, no group commits, no automatic resets.
-    pub fn reader(&self) -> Result<BaseConsumer, KafkaError> {
+    /// One left by an earlier run is reused (connected already); it goes back when dropped.
+    pub fn reader(&self) -> Result<Reader<'_>, KafkaError> {
+        self.readers.take(|| self.new_reader())
+    }
+
+    fn new_reader(&self) -> Result<BaseConsumer, KafkaError> {
         Ok(base_config(&self.brokers)
             .set("group.id", "reckon-bronze")
             .set("enable.auto.commit", "false")
@@ -277,25 +288,6 @@ impl Kafka {
             }
             Ok(messages)
         })
-    }
-}
-
-/// One connection and one producer for a whole server, made at its first send: every send of
-/// every lab goes through them (a producer per send costs a connection and about a second).
-#[derive(Default)]
-pub struct SharedClients {
-    clients: tokio::sync::OnceCell<(Kafka, Producer)>,
-}
-
-impl SharedClients {
-    /// The shared connection and producer, made by `connect` the first time.
-    pub async fn get<E, F, Connecting>(&self, connect: F) -> Result<(&Kafka, &Producer), E>
-    where
-        F: FnOnce() -> Connecting,
-        Connecting: std::future::Future<Output = Result<(Kafka, Producer), E>>,
-    {
-        let (kafka, producer) = self.clients.get_or_try_init(connect).await?;
-        Ok((kafka, producer))
     }
 }
 

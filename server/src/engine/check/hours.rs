@@ -13,14 +13,12 @@ use crate::engine::tables::TableError;
 
 /// Each hour written or recounted: gold's figures beside bronze's distinct placed events.
 pub(super) const HOURS: &str = r#"
-    WITH distinct_events AS (
-        SELECT * FROM (
-            SELECT *, row_number() OVER (PARTITION BY order_id, status, event_time ORDER BY "partition", "offset") AS copy
-            FROM bronze_orders)
-        WHERE copy = 1),
+    WITH distinct_placed AS (
+        SELECT order_id, event_time, first_value(amount ORDER BY "partition", "offset") AS amount
+        FROM bronze_orders WHERE status = 'placed' GROUP BY order_id, event_time),
     recount AS (
         SELECT date_trunc('hour', event_time) AS hour, count(*) AS orders, sum(amount) AS revenue
-        FROM distinct_events WHERE status = 'placed' GROUP BY 1),
+        FROM distinct_placed GROUP BY 1),
     written AS (
         SELECT hour, sum(orders) AS orders, sum(revenue) AS revenue, count(*) AS writes
         FROM hourly_sales GROUP BY hour)

@@ -20,6 +20,12 @@ use crate::engine::columns::Columns;
 use crate::engine::event::format_micros;
 use crate::engine::tables::{self, TableError};
 
+/// The full recount's two queries over bronze, by name: each order's newest event against
+/// `orders`, and the distinct placed events per hour against `hourly_sales`. A peer engine runs
+/// them on the same files (`make bench`'s DuckDB baseline).
+pub const RECOUNT_QUERIES: [(&str, &str); 2] =
+    [("silver", SILVER_DIFFERENCES), ("hours", hours::HOURS)];
+
 /// What a check found: its lines, in the order it prints them.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Report {
@@ -134,15 +140,18 @@ fn silver_line(orders: i64, differing: &[i64]) -> CheckLine {
 }
 
 /// Newest event per order (ties: the first stored, by partition and offset, as silver keeps it)
-/// against `orders`, both ways; order ids that differ. Values are compared with `IS DISTINCT
+/// against `orders`, both ways; order ids that differ. The newest event's columns are taken with
+/// `first_value` in one grouping, not a window's sort. Values are compared with `IS DISTINCT
 /// FROM` (each in parentheses: the parser binds `IS DISTINCT FROM` looser than `OR`), so a NULL on
 /// one side and a value on the other differ (as the seed's `exceptAll` has it).
 const SILVER_DIFFERENCES: &str = r#"
     WITH newest AS (
-        SELECT order_id, customer_id, status, amount, event_time FROM (
-            SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY event_time DESC, "partition", "offset") AS rank
-            FROM bronze_orders)
-        WHERE rank = 1)
+        SELECT order_id,
+               first_value(customer_id ORDER BY event_time DESC, "partition", "offset") AS customer_id,
+               first_value(status ORDER BY event_time DESC, "partition", "offset") AS status,
+               first_value(amount ORDER BY event_time DESC, "partition", "offset") AS amount,
+               max(event_time) AS event_time
+        FROM bronze_orders GROUP BY order_id)
     SELECT order_id FROM (
         SELECT coalesce(n.order_id, o.order_id) AS order_id
         FROM newest n FULL OUTER JOIN orders o ON n.order_id = o.order_id

@@ -19,6 +19,7 @@ use cutter::CommitCutter;
 pub mod changes;
 pub mod commits;
 mod cutter;
+mod kept;
 mod named;
 
 #[derive(Debug, thiserror::Error)]
@@ -153,11 +154,13 @@ impl fmt::Display for TableName {
     }
 }
 
-/// Where a lab's tables live, and the crash point (if any) their commits obey.
+/// Where a lab's tables live, the crash point (if any) their commits obey, and the tables kept
+/// open between flows (shared by every clone).
 #[derive(Debug, Clone)]
 pub struct Tables {
     root: PathBuf,
     crash_at: Option<CrashPoint>,
+    kept: Arc<kept::Kept>,
 }
 
 impl Tables {
@@ -165,6 +168,7 @@ impl Tables {
         Self {
             root: root.into(),
             crash_at,
+            kept: Default::default(),
         }
     }
 
@@ -213,18 +217,25 @@ impl Tables {
     }
 
     /// Opens the table in folder `name` (its commits cut for a crash test naming `flow`).
+    /// A table kept from an earlier open is brought up to date rather than opened anew.
     async fn open_at(&self, name: &str, flow: &str) -> Result<Option<DeltaTable>, TableError> {
-        if !self.root.join(name).join("_delta_log").exists() {
+        let folder = self.root.join(name);
+        if !folder.join("_delta_log").exists() {
+            self.kept.forget(name);
             return Ok(None);
         }
-        let table = self
-            .builder_at(name, flow)?
-            .load()
-            .await
-            .map_err(|source| TableError::Delta {
-                table: name.to_string(),
-                source,
-            })?;
+        let delta = |source| TableError::Delta {
+            table: name.to_string(),
+            source,
+        };
+        let table = match self.kept.get(name, &folder) {
+            Some(mut table) => {
+                table.update_state().await.map_err(delta)?;
+                table
+            }
+            None => self.builder_at(name, flow)?.load().await.map_err(delta)?,
+        };
+        self.kept.keep(name, &folder, &table);
         Ok(Some(table))
     }
 
@@ -265,6 +276,7 @@ impl Tables {
 
     /// Removes every table of the lab.
     pub fn remove_all(&self) -> Result<(), TableError> {
+        self.kept.forget_all();
         match std::fs::remove_dir_all(&self.root) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -4,6 +4,7 @@
 //! [`FlowContext`](crate::engine::flow::FlowContext).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use app::model::SentAt;
 
@@ -79,8 +80,11 @@ pub struct Lab {
     /// Set when the server deletes the lab: a run or send already under way stops at the lock
     /// (or before sending) instead of bringing back its folder, topic or history.
     retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// The server's one Kafka connection and producer for sends; `None`: each send connects.
-    shared: Option<std::sync::Arc<SharedClients>>,
+    /// The Kafka connection, producer and bronze consumers this lab's runs and sends use: the
+    /// server's labs share one; a lab made alone has its own, kept as long as the lab.
+    shared: std::sync::Arc<SharedClients>,
+    /// Set on the server's labs: pipelines read files only from the lab's landing/ folder.
+    landing_only: bool,
 }
 
 impl Lab {
@@ -93,7 +97,8 @@ impl Lab {
             history: None,
             started_by: "cli",
             retired: Default::default(),
-            shared: None,
+            shared: Default::default(),
+            landing_only: false,
         }
     }
 
@@ -111,10 +116,12 @@ impl Lab {
         }
     }
 
-    /// The same lab, sending through the server's shared Kafka clients.
+    /// The same lab as the server holds it: using the server's shared Kafka clients, its
+    /// pipelines reading files only from its landing/ folder.
     pub fn sharing(self, shared: std::sync::Arc<SharedClients>) -> Self {
         Self {
-            shared: Some(shared),
+            shared,
+            landing_only: true,
             ..self
         }
     }
@@ -166,8 +173,7 @@ impl Lab {
             partitions: self.config.partitions,
             state_dir: self.config.data_dir.join("state"),
             data_dir: self.config.data_dir.clone(),
-            // A lab on the server reads files only from its landing/ folder.
-            landing_only: self.shared.is_some(),
+            landing_only: self.landing_only,
             crash_at: self.config.crash_at.clone(),
         }
     }
@@ -185,16 +191,17 @@ impl Lab {
         }
     }
 
-    /// Connects to the lab's Kafka, starting the local broker if it is the one and nothing answers.
-    pub async fn kafka(&self) -> Result<Kafka, LabError> {
+    /// The lab's connection to Kafka (shared, made at first use), starting the local broker if
+    /// it is the one and nothing listens.
+    pub async fn kafka(&self) -> Result<Arc<Kafka>, LabError> {
         self.ensure_broker().await?;
-        Ok(Kafka::new(&self.config.bootstrap_servers())?)
+        Ok(self.shared.kafka(&self.config.bootstrap_servers()).await?)
     }
 
-    /// Starts the local broker if it is the lab's and nothing answers.
+    /// Starts the local broker if it is the lab's and nothing listens on its port.
     async fn ensure_broker(&self) -> Result<(), LabError> {
         if self.config.uses_local_broker()
-            && !self.config.local_broker.answers()
+            && !self.config.local_broker.listening()
             && let Started::Now { pid } = self.config.local_broker.start().await?
         {
             eprintln!(
@@ -225,20 +232,9 @@ impl Lab {
         events: &[OrderEvent],
         source: &str,
     ) -> Result<Vec<SentAt>, LabError> {
-        let Some(shared) = &self.shared else {
-            let kafka = self.kafka().await?;
-            let producer = kafka.producer()?;
-            return self.produce_with(&kafka, &producer, events, source).await;
-        };
-        self.ensure_broker().await?;
-        let (kafka, producer) = shared
-            .get(|| async {
-                let kafka = Kafka::new(&self.config.bootstrap_servers())?;
-                let producer = kafka.producer()?;
-                Ok::<_, LabError>((kafka, producer))
-            })
-            .await?;
-        self.produce_with(kafka, producer, events, source).await
+        let kafka = self.kafka().await?;
+        let producer = self.shared.producer(&kafka).await?;
+        self.produce_with(&kafka, producer, events, source).await
     }
 
     async fn produce_with(
@@ -312,7 +308,7 @@ impl Lab {
         mut progress: impl FnMut(&str),
     ) -> Result<Report, LabError> {
         let kafka = self.kafka().await?;
-        let producer = kafka.producer()?;
+        let producer = self.shared.producer(&kafka).await?;
         let _lock = self.lock()?;
         self.reset_locked(&kafka, force).await?;
         for step in &scenario.steps {
@@ -320,7 +316,7 @@ impl Lab {
                 Step::Send(batch) => {
                     let source = format!("scenario:{}:{batch}", scenario.name);
                     let sent = self
-                        .produce_with(&kafka, &producer, scenario.batch(batch)?, &source)
+                        .produce_with(&kafka, producer, scenario.batch(batch)?, &source)
                         .await?;
                     progress(&format!("sent batch {batch}: {} events", sent.len()));
                 }

@@ -50,7 +50,7 @@ impl Lab {
         };
         let _lock = self.lock()?;
         let (events, _) = self
-            .run_recorded(kafka.as_ref(), Some(which), dedup, false, |_| {})
+            .run_recorded(kafka.as_deref(), Some(which), dedup, false, |_| {})
             .await?;
         Ok(events)
     }

@@ -1,0 +1,111 @@
+//! The Arrow batches a run commits: its rows for `bronze_orders`, its new rejects for
+//! `bronze_rejects`.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow::record_batch::RecordBatch;
+
+use super::read::{Read, Rejected};
+use crate::engine::tables::{TableError, TableName};
+
+/// The columns every landed message has in both bronze tables (SPEC §2).
+struct LandedColumns {
+    partition: Int32Builder,
+    offset: Int64Builder,
+    kafka_timestamp: TimestampMicrosecondBuilder,
+    ingested_at: TimestampMicrosecondBuilder,
+}
+
+impl LandedColumns {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            partition: Int32Builder::with_capacity(n),
+            offset: Int64Builder::with_capacity(n),
+            kafka_timestamp: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            ingested_at: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+        }
+    }
+
+    fn append(
+        &mut self,
+        partition: i32,
+        offset: i64,
+        kafka_timestamp: Option<i64>,
+        ingested_at: i64,
+    ) {
+        self.partition.append_value(partition);
+        self.offset.append_value(offset);
+        self.kafka_timestamp.append_option(kafka_timestamp);
+        self.ingested_at.append_value(ingested_at);
+    }
+
+    /// The four columns, followed by the table's own.
+    fn finish(mut self, rest: Vec<ArrayRef>) -> Vec<ArrayRef> {
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.partition.finish()),
+            Arc::new(self.offset.finish()),
+            Arc::new(self.kafka_timestamp.finish()),
+            Arc::new(self.ingested_at.finish()),
+        ];
+        columns.extend(rest);
+        columns
+    }
+}
+
+impl Read {
+    pub(super) fn rows_batch(&self) -> Result<RecordBatch, TableError> {
+        let n: usize = self.rows.values().map(Vec::len).sum();
+        let mut landed = LandedColumns::with_capacity(n);
+        let mut order_id = Int64Builder::with_capacity(n);
+        let mut customer = StringBuilder::with_capacity(n, n * 4);
+        let mut status = StringBuilder::with_capacity(n, n * 6);
+        let mut amount = Decimal128Builder::with_capacity(n)
+            .with_precision_and_scale(18, 2)
+            .map_err(arrow_err)?;
+        let mut event_time = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+        for (&p, rows) in &self.rows {
+            for row in rows {
+                landed.append(p, row.offset, row.kafka_timestamp, self.ingested_at);
+                order_id.append_value(row.event.order_id);
+                customer.append_value(&row.event.customer_id);
+                status.append_value(&row.event.status);
+                amount.append_value(row.event.amount_cents);
+                event_time.append_value(row.event.event_time_micros);
+            }
+        }
+        let columns = landed.finish(vec![
+            Arc::new(order_id.finish()),
+            Arc::new(customer.finish()),
+            Arc::new(status.finish()),
+            Arc::new(amount.finish()),
+            Arc::new(event_time.finish()),
+        ]);
+        RecordBatch::try_new(TableName::BronzeOrders.schema(), columns).map_err(arrow_err)
+    }
+
+    pub(super) fn rejects_batch(&self) -> Result<RecordBatch, TableError> {
+        let mut landed = LandedColumns::with_capacity(self.rejects.len());
+        let mut value = StringBuilder::new();
+        let mut reason = StringBuilder::new();
+        let mut sorted: Vec<&Rejected> = self.rejects.iter().collect();
+        sorted.sort_by_key(|r| (r.partition, r.offset));
+        for r in sorted {
+            landed.append(r.partition, r.offset, r.kafka_timestamp, self.ingested_at);
+            value.append_value(&r.value);
+            reason.append_value(&r.reason);
+        }
+        let columns = landed.finish(vec![Arc::new(value.finish()), Arc::new(reason.finish())]);
+        RecordBatch::try_new(TableName::BronzeRejects.schema(), columns).map_err(arrow_err)
+    }
+}
+
+fn arrow_err(source: arrow::error::ArrowError) -> TableError {
+    TableError::Arrow {
+        table: "bronze_orders".into(),
+        source,
+    }
+}
