@@ -1,6 +1,8 @@
 //! The course's demo of offsets through the JSON API: a consumer in a lab's group reads 5 of 8
 //! messages, 3 more are sent, and it resumes at the group's commit, saying so; the topic page
-//! lists the group's offsets and lag; each lab's groups see only its own topic. Real broker.
+//! lists the group's offsets and lag; each lab's groups see only its own topic. And bronze's
+//! consumers, pooled per server: one left by a lab's run reads another lab's topic next, and each
+//! bronze holds exactly its own events. Real broker.
 
 mod common;
 
@@ -155,4 +157,47 @@ async fn a_labs_consumer_resumes_at_its_groups_commit_and_sees_only_its_topic() 
             .len(),
         1
     );
+}
+
+/// Two labs of one server share its Kafka connection and bronze's pool of consumers, so the
+/// consumer one lab's run leaves is the one the other's run takes next. Each bronze must hold
+/// exactly its own events, each offset once, run after run: nothing fetched for one topic is
+/// handed to the other, and nothing is read twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labs_sharing_bronzes_consumers_each_load_their_own_events_exactly_once() {
+    use reckon::bench::{self, Workload};
+    let shared = std::sync::Arc::new(reckon::kafka::SharedClients::default());
+    let (a, b) = (
+        common::TestLab::new("pool-ann"),
+        common::TestLab::new("pool-bob"),
+    );
+    let ann = reckon::Lab::new(a.config()).sharing(shared.clone());
+    let bob = reckon::Lab::new(b.config()).sharing(shared.clone());
+    let (ann_sends, bob_sends) = (Workload::new(900, 3), Workload::new(300, 3));
+    let (mut ann_sent, mut bob_sent) = (0, 0);
+    for (mine, theirs) in ann_sends.sends.iter().zip(&bob_sends.sends) {
+        // Both topics hold new events before either runs: the consumer has both to fetch from.
+        ann.produce(mine, "test").await.unwrap();
+        bob.produce(theirs, "test").await.unwrap();
+        ann_sent += mine.len() as u64;
+        bob_sent += theirs.len() as u64;
+        let ann_run = bench::reckon_run(&ann)
+            .await
+            .expect("ann's run, with a clean check");
+        let bob_run = bench::reckon_run(&bob)
+            .await
+            .expect("bob's run, with a clean check");
+        assert_eq!(ann_run.events, mine.len() as u64);
+        assert_eq!(bob_run.events, theirs.len() as u64);
+    }
+    for (lab, sent) in [(&ann, ann_sent), (&bob, bob_sent)] {
+        let report = lab.check_full().await.unwrap();
+        assert_eq!(report.bronze_events as u64, sent, "{report}");
+        assert!(
+            report.findings[0]
+                .text
+                .ends_with(&format!("{sent} events, each offset once")),
+            "{report}"
+        );
+    }
 }

@@ -18,7 +18,8 @@ pub struct SharedClients {
 }
 
 impl SharedClients {
-    /// The shared connection to `brokers`, made the first time.
+    /// The shared connection, made to `brokers` the first time (every lab of a server names
+    /// the same).
     pub async fn kafka(&self, brokers: &str) -> Result<Arc<Kafka>, KafkaError> {
         let kafka = self
             .kafka

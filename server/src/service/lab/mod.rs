@@ -79,10 +79,10 @@ pub struct Lab {
     started_by: &'static str,
     /// Set when the server deletes the lab: a run or send already under way stops at the lock
     /// (or before sending) instead of bringing back its folder, topic or history.
-    retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    retired: Arc<std::sync::atomic::AtomicBool>,
     /// The Kafka connection, producer and bronze consumers this lab's runs and sends use: the
     /// server's labs share one; a lab made alone has its own, kept as long as the lab.
-    shared: std::sync::Arc<SharedClients>,
+    shared: Arc<SharedClients>,
     /// Set on the server's labs: pipelines read files only from the lab's landing/ folder.
     landing_only: bool,
 }
@@ -118,7 +118,7 @@ impl Lab {
 
     /// The same lab as the server holds it: using the server's shared Kafka clients, its
     /// pipelines reading files only from its landing/ folder.
-    pub fn sharing(self, shared: std::sync::Arc<SharedClients>) -> Self {
+    pub fn sharing(self, shared: Arc<SharedClients>) -> Self {
         Self {
             shared,
             landing_only: true,

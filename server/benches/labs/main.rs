@@ -10,7 +10,6 @@
 //!
 //! Writes `bench/results.md`'s labs-load section and `bench/labs_load.json`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +18,9 @@ use reckon::service::labs::{Labs, LabsConfig};
 use reckon::{Config, Lab};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
+
+mod memory;
+mod record;
 
 const INSTRUCTOR: &str = "instructor-token-for-the-load-bench";
 
@@ -143,7 +145,7 @@ async fn main() -> anyhow::Result<()> {
     }));
 
     let client = reqwest::Client::new();
-    let rss = rss_over_runs(&client, &base, args.rss_runs).await;
+    let rss = memory::rss_over_runs(&client, &base, args.rss_runs).await;
     let mut learners = vec![];
     for i in 0..args.labs {
         let name = format!("load-{i}");
@@ -348,115 +350,9 @@ async fn main() -> anyhow::Result<()> {
         "latency": figures,
         "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all},
     });
-    record(&result)?;
+    record::record(&result)?;
     if !errors.is_empty() {
         anyhow::bail!("{} error answers, the first: {}", errors.len(), errors[0]);
     }
-    Ok(())
-}
-
-/// The server's resident memory now, in MiB.
-fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-/// One lab (made for it) sends a course batch and runs, `runs` times; the server's resident
-/// memory after the 10th run and after the last.
-async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) -> (f64, f64) {
-    let made = post(
-        client,
-        format!("{base}/api/labs"),
-        INSTRUCTOR,
-        json!({ "name": "memory" }),
-    )
-    .await;
-    let token = made["token"].as_str().unwrap_or_default().to_string();
-    let mut after_10 = 0.0;
-    for (run, batch) in (1..=runs).zip(["1", "2", "3", "4", "5"].iter().cycle()) {
-        let sent = post(
-            client,
-            format!("{base}/api/labs/memory/produce?and_run=true"),
-            &token,
-            json!({"scenario": "course", "batch": batch}),
-        )
-        .await;
-        assert_eq!(sent["run"]["status"], "succeeded", "memory lab: {sent}");
-        if run == 10 {
-            after_10 = rss_mib();
-        }
-    }
-    (after_10, rss_mib())
-}
-
-const START: &str = "<!-- labs load: written by `make bench` -->";
-const END: &str = "<!-- end of labs load -->";
-
-/// Writes `bench/labs_load.json` and the figures into `bench/results.md` between its markers.
-fn record(result: &Value) -> anyhow::Result<()> {
-    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench");
-    std::fs::write(
-        bench.join("labs_load.json"),
-        serde_json::to_string_pretty(result)? + "\n",
-    )?;
-    let row = |kind: &str| {
-        let l = &result["latency"][kind];
-        format!(
-            "| {kind} | {} | {:.1} | {:.1} |\n",
-            l["reads"],
-            l["p50_ms"].as_f64().unwrap_or(0.0),
-            l["p99_ms"].as_f64().unwrap_or(0.0)
-        )
-    };
-    let section = format!(
-        "{START}\n{} viewers, each reading a page or an API route {}, for {} s over a real socket, \
-         with viewer tokens, while the learners of {} labs sent the course's batches and ran after each \
-         ({} runs). Error answers: {}.\n\n\
-         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}\n\
-         Then {} senders at once, each sending one event at a time to its lab's API (one shared \
-         Kafka producer in the server): {:.0} sends a second.\n\n\
-         | sends | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}\n\
-         Before the load, one lab ran {} times (a course batch sent, then a run): the server's \
-         resident memory was {:.0} MiB after 10 runs and {:.0} MiB after {} ({:+.1} %; target: \
-         within 10 %).\n{END}",
-        result["readers"],
-        match result["every_seconds"].as_u64() {
-            Some(0) | None => "back to back".to_string(),
-            Some(s) => format!("every {s} s"),
-        },
-        result["seconds"],
-        result["labs"],
-        result["runs"],
-        result["errors"],
-        row("page"),
-        row("api"),
-        row("all"),
-        result["senders"],
-        result["sends_per_second"].as_f64().unwrap_or(0.0),
-        row("send"),
-        result["rss_mib"]["runs"],
-        result["rss_mib"]["after_10_runs"].as_f64().unwrap_or(0.0),
-        result["rss_mib"]["after_runs"].as_f64().unwrap_or(0.0),
-        result["rss_mib"]["runs"],
-        (result["rss_mib"]["after_runs"].as_f64().unwrap_or(0.0)
-            / result["rss_mib"]["after_10_runs"].as_f64().unwrap_or(1.0)
-            - 1.0)
-            * 100.0,
-    );
-    let path = bench.join("results.md");
-    let text = std::fs::read_to_string(&path)?;
-    let text = match (text.find(START), text.find(END)) {
-        (Some(start), Some(end)) => {
-            format!("{}{section}{}", &text[..start], &text[end + END.len()..])
-        }
-        _ => format!("{text}\n## The shared lab under load\n\n{section}\n"),
-    };
-    std::fs::write(&path, text)?;
-    println!("recorded in bench/results.md and bench/labs_load.json");
     Ok(())
 }

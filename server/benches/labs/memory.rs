@@ -1,0 +1,44 @@
+//! The server's memory over many runs: it must not grow with them.
+
+use serde_json::json;
+
+use super::{INSTRUCTOR, post};
+
+/// The server's resident memory now, in MiB.
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// One lab (made for it) sends a course batch and runs, `runs` times; the server's resident
+/// memory after the 10th run and after the last.
+pub async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) -> (f64, f64) {
+    let made = post(
+        client,
+        format!("{base}/api/labs"),
+        INSTRUCTOR,
+        json!({ "name": "memory" }),
+    )
+    .await;
+    let token = made["token"].as_str().unwrap_or_default().to_string();
+    let mut after_10 = 0.0;
+    for (run, batch) in (1..=runs).zip(["1", "2", "3", "4", "5"].iter().cycle()) {
+        let sent = post(
+            client,
+            format!("{base}/api/labs/memory/produce?and_run=true"),
+            &token,
+            json!({"scenario": "course", "batch": batch}),
+        )
+        .await;
+        assert_eq!(sent["run"]["status"], "succeeded", "memory lab: {sent}");
+        if run == 10 {
+            after_10 = rss_mib();
+        }
+    }
+    (after_10, rss_mib())
+}
