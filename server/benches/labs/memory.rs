@@ -1,19 +1,9 @@
 //! The server's memory over many runs: it must not grow with them.
 
+use reckon::bench::rss_mib;
 use serde_json::json;
 
 use super::{INSTRUCTOR, post};
-
-/// The server's resident memory now, in MiB.
-fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// One lab (made for it) sends a course batch and runs, `runs` times; the server's resident
 /// memory after the 10th run and after the last.

@@ -307,12 +307,22 @@ fn bronze_batch(events: &[OrderEvent], first_offset: usize) -> arrow::error::Res
     RecordBatch::try_new(TableName::BronzeOrders.schema(), columns)
 }
 
-/// Peak resident memory of this process so far, in MiB.
+/// The peak resident memory of this process, in MiB.
 pub fn peak_rss_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// The resident memory of this process now, in MiB.
+pub fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// A memory figure of `/proc/self/status` (`field` with its colon), in MiB; 0 where unknown.
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            let line = s.lines().find(|l| l.starts_with(field))?.to_string();
             line.split_whitespace().nth(1)?.parse::<f64>().ok()
         })
         .map_or(0.0, |kb| kb / 1024.0)

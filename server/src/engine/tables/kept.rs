@@ -1,7 +1,8 @@
 //! Tables kept open between flows and runs. Opening a table replays its log from the last
 //! checkpoint; a table kept is brought up to date instead, reading only the commits since. A
 //! table's folder can be removed and made again (a reset, another process): the table kept is
-//! used only while the folder's first commit is the same file it was.
+//! used only while the folder's first commit is the same file it was. A crash test's tables are
+//! never kept (their commits are cut by the flow that opens them).
 
 use std::collections::HashMap;
 use std::path::Path;
