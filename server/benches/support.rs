@@ -151,7 +151,7 @@ async fn main() -> anyhow::Result<()> {
     let flows_only = all_at_once.as_secs_f64() - whole_check;
     let duck_file = work.path().join("duckdb_gold.json");
     let (duck, duck_gold) = peer(
-        Command::new(venv_python())
+        Command::new(reckon::bench::duckdb::venv_python())
             .arg(sdp.join("duckdb_gold.py"))
             .arg(&landing)
             .arg(&duck_file),
@@ -248,11 +248,6 @@ async fn main() -> anyhow::Result<()> {
 
 fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "MISSED" }
-}
-
-fn venv_python() -> PathBuf {
-    let home = std::env::var("HOME").unwrap_or_default();
-    Path::new(&home).join(".cache/reckon/sdp-venv/bin/python")
 }
 
 fn dir_size(dir: &Path) -> anyhow::Result<u64> {

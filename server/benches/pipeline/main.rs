@@ -113,9 +113,10 @@ async fn main() -> anyhow::Result<()> {
         full_took.as_secs_f64()
     );
     // The same two queries in DuckDB, on the same Parquet files.
-    let duck = match venv_python() {
-        Some(python) => Some(bench::duckdb::check(&main_lab, &python, dir.path()).await?),
-        None => None,
+    let python = bench::duckdb::venv_python();
+    let duck = match python.exists() {
+        true => Some(bench::duckdb::check(&main_lab, &python, dir.path()).await?),
+        false => None,
     };
     if let Some(d) = &duck
         && !d.agrees_with(&full)
@@ -412,11 +413,4 @@ async fn incremental_runs(
         stages.push(figures);
     }
     Ok((runs, stages))
-}
-
-/// The Python that `bench/spark/sdp/setup.sh` installs DuckDB into, if it has.
-fn venv_python() -> Option<PathBuf> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let python = Path::new(&home).join(".cache/reckon/sdp-venv/bin/python");
-    python.exists().then_some(python)
 }

@@ -2,7 +2,7 @@
 //! on the Parquet files the lab's tables hold now (`bench/duckdb_check.py`, in the Python
 //! `bench/spark/sdp/setup.sh` installs DuckDB into). The limit a user would otherwise pick.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -10,6 +10,13 @@ use serde_json::{Value, json};
 use crate::engine::check::{RECOUNT_QUERIES, Report};
 use crate::engine::tables::TableName;
 use crate::service::lab::Lab;
+
+/// The Python that `bench/spark/sdp/setup.sh` installs DuckDB (and Spark Declarative Pipelines)
+/// into.
+pub fn venv_python() -> PathBuf {
+    let home = std::env::var("HOME").unwrap_or_default();
+    Path::new(&home).join(".cache/reckon/sdp-venv/bin/python")
+}
 
 /// What DuckDB answered, and how long its two queries took (Parquet reads included).
 pub struct DuckCheck {
