@@ -6,6 +6,8 @@ pub struct Args {
     pub spark: bool,
     pub small_runs: usize,
     pub cold_runs: usize,
+    /// Leave the bench's folder (tables, state) in place, to look at afterwards.
+    pub keep: bool,
 }
 
 pub fn args() -> anyhow::Result<Args> {
@@ -18,6 +20,7 @@ pub fn args() -> anyhow::Result<Args> {
         spark: true,
         small_runs: 10,
         cold_runs: 3,
+        keep: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -33,6 +36,7 @@ pub fn args() -> anyhow::Result<Args> {
             "--sends" => args.sends = number("--sends")?,
             "--cold-runs" => args.cold_runs = number("--cold-runs")?,
             "--no-spark" => args.spark = false,
+            "--keep" => args.keep = true,
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
             other => anyhow::bail!("unknown argument {other:?}"),

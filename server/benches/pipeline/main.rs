@@ -398,6 +398,13 @@ async fn main() -> anyhow::Result<()> {
         });
         record::record(&root, &args, &out, &figures)?;
     }
+    if args.keep {
+        println!(
+            "kept {} (the main lab's topic: {})",
+            dir.keep().join("main").display(),
+            main_lab.config.topic
+        );
+    }
     Ok(())
 }
 

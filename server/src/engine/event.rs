@@ -1,12 +1,13 @@
 //! An order event as the shop sends it (SPEC §1): parsing and validation shared by bronze (a bad
 //! message becomes a reject with its reason) and by every place a person types an event.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, Datelike, SecondsFormat, Utc};
 use rust_decimal::Decimal;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The statuses an order goes through; anything else is refused.
 pub const STATUSES: [&str; 5] = ["placed", "paid", "shipped", "delivered", "cancelled"];
@@ -53,20 +54,43 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> InvalidEvent {
     }
 }
 
-/// The fields as JSON values, so each can be checked on its own and named in the error.
+/// The fields as the raw JSON text each was sent as, borrowed from the message, so each can be
+/// checked on its own and named in the error. A field sent as `null` is `Some("null")`: told
+/// apart from a missing one.
 #[derive(Deserialize)]
-struct RawEvent {
-    order_id: Option<Value>,
-    customer_id: Option<Value>,
-    status: Option<Value>,
-    amount: Option<Value>,
-    event_time: Option<Value>,
+struct RawEvent<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    order_id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    customer_id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    status: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    amount: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    event_time: Option<&'a RawValue>,
 }
 
-impl OrderEvent {
-    /// Parses a Kafka message value.
-    pub fn parse(value: &[u8]) -> Result<Self, InvalidEvent> {
-        let raw: RawEvent = serde_json::from_slice(value).map_err(|e| InvalidEvent {
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A well-formed order event as decoded from a message, its text borrowed where the message
+/// holds it unescaped: what bronze appends to its columns without a copy of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    pub order_id: i64,
+    pub customer_id: Cow<'a, str>,
+    /// One of [`STATUSES`].
+    pub status: &'static str,
+    pub amount_cents: i128,
+    pub event_time_micros: i64,
+}
+
+impl<'a> EventRef<'a> {
+    /// Decodes and checks a Kafka message value (SPEC §1).
+    pub fn parse(value: &'a [u8]) -> Result<Self, InvalidEvent> {
+        let raw: RawEvent<'a> = serde_json::from_slice(value).map_err(|e| InvalidEvent {
             field: None,
             reason: if std::str::from_utf8(value).is_err() {
                 "not UTF-8 text".into()
@@ -76,22 +100,29 @@ impl OrderEvent {
                 format!("not JSON: {e}")
             },
         })?;
+        // serde reads a struct from an array too, its elements in field order.
+        if value.trim_ascii_start().starts_with(b"[") {
+            return Err(InvalidEvent {
+                field: None,
+                reason: "not an order event object: a JSON array".into(),
+            });
+        }
         let order_id = required("order_id", raw.order_id)?;
         let order_id = order_id
-            .as_i64()
-            .filter(|_| order_id.is_i64() || order_id.is_u64())
-            .ok_or_else(|| invalid("order_id", format!("must be an integer, got {order_id}")))?;
+            .get()
+            .parse::<i64>()
+            .map_err(|_| invalid("order_id", format!("must be an integer, got {order_id}")))?;
         let customer_id = text("customer_id", required("customer_id", raw.customer_id)?)?;
         if customer_id.trim().is_empty() {
             return Err(invalid("customer_id", "must not be empty"));
         }
         let status = text("status", required("status", raw.status)?)?;
-        if !STATUSES.contains(&status.as_str()) {
-            return Err(invalid(
+        let status = STATUSES.into_iter().find(|s| *s == status).ok_or_else(|| {
+            invalid(
                 "status",
                 format!("must be one of {}, got {status:?}", STATUSES.join(", ")),
-            ));
-        }
+            )
+        })?;
         let amount_cents = amount(required("amount", raw.amount)?)?;
         let event_time = text("event_time", required("event_time", raw.event_time)?)?;
         let event_time_micros = parse_time(&event_time).map_err(|r| invalid("event_time", r))?;
@@ -101,6 +132,20 @@ impl OrderEvent {
             status,
             amount_cents,
             event_time_micros,
+        })
+    }
+}
+
+impl OrderEvent {
+    /// Parses a Kafka message value.
+    pub fn parse(value: &[u8]) -> Result<Self, InvalidEvent> {
+        let e = EventRef::parse(value)?;
+        Ok(Self {
+            order_id: e.order_id,
+            customer_id: e.customer_id.into_owned(),
+            status: e.status.to_owned(),
+            amount_cents: e.amount_cents,
+            event_time_micros: e.event_time_micros,
         })
     }
 
@@ -117,30 +162,40 @@ impl OrderEvent {
     }
 }
 
-fn required(field: &'static str, value: Option<Value>) -> Result<Value, InvalidEvent> {
+fn required<'a>(
+    field: &'static str,
+    value: Option<&'a RawValue>,
+) -> Result<&'a RawValue, InvalidEvent> {
     match value {
-        Some(Value::Null) => Err(invalid(field, "must not be null")),
+        Some(v) if v.get() == "null" => Err(invalid(field, "must not be null")),
         Some(v) => Ok(v),
         None => Err(invalid(field, "missing")),
     }
 }
 
-fn text(field: &'static str, value: Value) -> Result<String, InvalidEvent> {
-    match value {
-        Value::String(s) => Ok(s),
-        other => Err(invalid(field, format!("must be text, got {other}"))),
+/// A JSON string's text: borrowed when it holds no escape, unescaped into a copy when it does.
+fn text<'a>(field: &'static str, value: &'a RawValue) -> Result<Cow<'a, str>, InvalidEvent> {
+    let raw = value.get();
+    match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Ok(Cow::Borrowed(inner)),
+        Some(_) => serde_json::from_str::<String>(raw)
+            .map(Cow::Owned)
+            .map_err(|e| invalid(field, format!("{raw} is not valid text ({e})"))),
+        None => Err(invalid(field, format!("must be text, got {raw}"))),
     }
 }
 
-/// An amount is a JSON number or a string holding a decimal, with at most 2 places.
-fn amount(value: Value) -> Result<i128, InvalidEvent> {
-    let digits = match value {
-        Value::String(s) => s,
-        Value::Number(n) => n.to_string(),
-        other => {
+/// An amount is a JSON number or a string holding a decimal, with at most 2 places. A number is
+/// read from the digits as sent, never through a float.
+fn amount(value: &RawValue) -> Result<i128, InvalidEvent> {
+    let raw = value.get();
+    let digits = match raw.as_bytes().first() {
+        Some(b'"') => text("amount", value)?,
+        Some(b'-' | b'0'..=b'9') => Cow::Borrowed(raw),
+        _ => {
             return Err(invalid(
                 "amount",
-                format!("must be a number or a decimal string, got {other}"),
+                format!("must be a number or a decimal string, got {raw}"),
             ));
         }
     };
@@ -311,6 +366,52 @@ mod tests {
         }
         let err = OrderEvent::parse(&[0xff, 0xfe]).unwrap_err();
         assert_eq!(err.reason, "not UTF-8 text");
+    }
+
+    #[test]
+    fn null_is_told_from_missing_and_text_may_be_escaped() {
+        let base = r#""status": "placed", "amount": 1, "event_time": "2026-10-01T09:05:00Z""#;
+        let err = parse(&format!(
+            r#"{{"order_id": 1, "customer_id": null, {base}}}"#
+        ))
+        .unwrap_err();
+        assert_eq!(err.to_string(), "customer_id: must not be null");
+        let err = parse(&format!(r#"{{"order_id": 1, {base}}}"#)).unwrap_err();
+        assert_eq!(err.to_string(), "customer_id: missing");
+        let e = parse(&format!(
+            r#"{{"order_id": 1, "customer_id": "C\"7\u00e9", {base}}}"#
+        ))
+        .unwrap();
+        assert_eq!(e.customer_id, "C\"7\u{e9}");
+        let e = EventRef::parse(br#"{"order_id": 1, "customer_id": "C7", "status": "paid", "amount": 2, "event_time": "2026-10-01T09:05:00Z"}"#).unwrap();
+        assert!(matches!(e.customer_id, Cow::Borrowed("C7")));
+        assert_eq!(e.status, "paid");
+        let err = parse(&format!(
+            r#"{{"order_id": {{"id": 1}}, "customer_id": "C", {base}}}"#
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"order_id: must be an integer, got {"id": 1}"#
+        );
+    }
+
+    #[test]
+    fn amounts_sent_as_numbers_are_read_from_their_digits() {
+        let event = |amount: &str| {
+            parse(&format!(
+                r#"{{"order_id": 1, "customer_id": "C", "status": "placed", "amount": {amount}, "event_time": "2026-10-01T09:05:00Z"}}"#
+            ))
+        };
+        assert_eq!(event("25.00").unwrap().amount_cents, 2500);
+        assert_eq!(event("0.10").unwrap().amount_cents, 10);
+        // A float would read 9007199254740993 as ...992.
+        assert_eq!(
+            event("9007199254740993").unwrap().amount_cents,
+            900_719_925_474_099_300
+        );
+        assert_eq!(event("1.005").unwrap_err().field, Some("amount"));
+        assert_eq!(event("-0.5").unwrap_err().reason, "-0.5 is negative");
     }
 
     #[test]

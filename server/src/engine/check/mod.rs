@@ -162,6 +162,18 @@ const SILVER_DIFFERENCES: &str = r#"
         SELECT order_id FROM orders GROUP BY order_id HAVING count(*) > 1)
     ORDER BY order_id"#;
 
+/// Awaits one of the check's steps, logging its milliseconds (`RECKON_LOG=reckon=debug`).
+async fn timed<T>(what: &str, step: impl std::future::Future<Output = T>) -> T {
+    let started = std::time::Instant::now();
+    let out = step.await;
+    tracing::debug!(
+        step = what,
+        ms = started.elapsed().as_millis() as u64,
+        "check"
+    );
+    out
+}
+
 pub(super) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
     tables::query(ctx, "check", sql).await
 }

@@ -2,67 +2,43 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::{Int32Type, Int64Type};
-use datafusion::prelude::SessionContext;
-
-use super::query;
 use crate::engine::columns::Columns;
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::{FlowError, bronze};
 use crate::engine::tables::{self, TableError, TableName};
+use arrow::array::RecordBatch;
+use arrow::datatypes::{Int32Type, Int64Type};
 
-/// Offsets held twice, and gaps between the first offset held and the last bronze has read.
+/// Offsets held twice, and gaps between the first offset held and the last bronze has read, from
+/// the `partition` and `offset` columns of every row of bronze and its rejects (`landed`): sorted
+/// once, then read in order.
 pub(super) async fn problems(
-    ctx: &SessionContext,
+    landed: &[RecordBatch],
     cx: &FlowContext,
 ) -> Result<Vec<String>, FlowError> {
-    const LANDED: &str = r#"SELECT "partition", "offset" FROM bronze_orders UNION ALL SELECT "partition", "offset" FROM bronze_rejects"#;
-    let twice = query(ctx, &format!(
-        r#"SELECT "partition", "offset" FROM ({LANDED}) GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY 1, 2"#
-    ))
-    .await?;
-    // Per partition: the highest offset held, the lowest, and how many distinct. A partition
-    // holding every offset between the two has no gap, and needs no search for one.
-    let spans = query(
-        ctx,
-        &format!(
-            r#"SELECT "partition", max("offset") AS "offset", min("offset") AS lowest,
-                  count(DISTINCT "offset") AS held
-           FROM ({LANDED}) GROUP BY 1"#
-        ),
-    )
-    .await?;
-    let gaps = match gapped(&spans)? {
-        false => vec![],
-        true => query(ctx, &format!(
-            r#"SELECT "partition", "offset" + 1 AS first, next - 1 AS last FROM (
-                   SELECT "partition", "offset", lead("offset") OVER (PARTITION BY "partition" ORDER BY "offset") AS next
-                   FROM (SELECT DISTINCT "partition", "offset" FROM ({LANDED})))
-               WHERE next > "offset" + 1 ORDER BY 1, 2"#
-        ))
-        .await?,
-    };
+    let mut held = pairs(landed)?;
+    held.sort_unstable();
+    let mut twice = vec![];
     let mut missing: BTreeMap<i32, Vec<(i64, i64)>> = BTreeMap::new();
-    for b in &gaps {
-        let c = Columns::of(b, "the check's offset gaps");
-        let (p, first, last) = (
-            c.primitive::<Int32Type>("partition")?,
-            c.primitive::<Int64Type>("first")?,
-            c.primitive::<Int64Type>("last")?,
-        );
-        for i in 0..b.num_rows() {
-            missing
-                .entry(p.value(i))
-                .or_default()
-                .push((first.value(i), last.value(i)));
+    let mut highest = BTreeMap::new();
+    for (i, &(p, o)) in held.iter().enumerate() {
+        match held.get(i + 1) {
+            Some(&(q, next)) if q == p => {
+                if next == o && twice.last() != Some(&(p, o)) {
+                    twice.push((p, o));
+                } else if next > o + 1 {
+                    missing.entry(p).or_default().push((o + 1, next - 1));
+                }
+            }
+            _ => {
+                highest.insert(p, o);
+            }
         }
     }
     // The tail: offsets bronze says it read but neither table holds.
-    let highest: BTreeMap<i32, i64> = pairs(&spans)?.into_iter().collect();
     let bronze = cx.tables.open(TableName::BronzeOrders).await?;
     let read_to = read_to(cx, bronze.as_ref(), highest.keys().copied()).await?;
-    Ok(describe(&pairs(&twice)?, missing, &highest, &read_to))
+    Ok(describe(&twice, missing, &highest, &read_to))
 }
 
 /// The last offset bronze says it read (its `txn` versions), for each partition that holds an
@@ -112,24 +88,7 @@ pub(super) fn describe(
     problems
 }
 
-/// Whether some partition of the spans query holds fewer distinct offsets than its lowest to
-/// its highest span.
-fn gapped(spans: &[RecordBatch]) -> Result<bool, TableError> {
-    for b in spans {
-        let c = Columns::of(b, "the check's offset spans");
-        let (highest, lowest, held) = (
-            c.primitive::<Int64Type>("offset")?,
-            c.primitive::<Int64Type>("lowest")?,
-            c.primitive::<Int64Type>("held")?,
-        );
-        if (0..b.num_rows()).any(|i| held.value(i) < highest.value(i) - lowest.value(i) + 1) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// (partition, offset) pairs of a query's rows.
+/// (partition, offset) pairs of rows.
 fn pairs(batches: &[RecordBatch]) -> Result<Vec<(i32, i64)>, TableError> {
     let mut out = vec![];
     for b in batches {

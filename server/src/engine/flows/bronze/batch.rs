@@ -1,5 +1,5 @@
-//! The Arrow batches a run commits: its rows for `bronze_orders`, its new rejects for
-//! `bronze_rejects`.
+//! The Arrow batches a run commits: its rows for `bronze_orders` (built as they are decoded), its
+//! new rejects for `bronze_rejects`.
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use arrow::array::{
 use arrow::record_batch::RecordBatch;
 
 use super::read::{Read, Rejected};
+use crate::engine::event::EventRef;
 use crate::engine::tables::{TableError, TableName};
 
 /// The columns every landed message has in both bronze tables (SPEC §2).
@@ -56,35 +57,69 @@ impl LandedColumns {
     }
 }
 
-impl Read {
-    pub(super) fn rows_batch(&self) -> Result<RecordBatch, TableError> {
-        let n: usize = self.rows.values().map(Vec::len).sum();
-        let mut landed = LandedColumns::with_capacity(n);
-        let mut order_id = Int64Builder::with_capacity(n);
-        let mut customer = StringBuilder::with_capacity(n, n * 4);
-        let mut status = StringBuilder::with_capacity(n, n * 6);
-        let mut amount = Decimal128Builder::with_capacity(n)
+/// One partition's rows of `bronze_orders`, appended as they are decoded.
+pub(super) struct OrderRows {
+    landed: LandedColumns,
+    order_id: Int64Builder,
+    customer: StringBuilder,
+    status: StringBuilder,
+    amount: Decimal128Builder,
+    event_time: TimestampMicrosecondBuilder,
+}
+
+impl OrderRows {
+    pub(super) fn with_capacity(n: usize) -> Self {
+        Self {
+            landed: LandedColumns::with_capacity(n),
+            order_id: Int64Builder::with_capacity(n),
+            customer: StringBuilder::with_capacity(n, n * 4),
+            status: StringBuilder::with_capacity(n, n * 6),
+            amount: Decimal128Builder::with_capacity(n),
+            event_time: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+        }
+    }
+
+    pub(super) fn append(
+        &mut self,
+        partition: i32,
+        offset: i64,
+        kafka_timestamp: Option<i64>,
+        ingested_at: i64,
+        event: &EventRef<'_>,
+    ) {
+        self.landed
+            .append(partition, offset, kafka_timestamp, ingested_at);
+        self.order_id.append_value(event.order_id);
+        self.customer.append_value(&event.customer_id);
+        self.status.append_value(event.status);
+        self.amount.append_value(event.amount_cents);
+        self.event_time.append_value(event.event_time_micros);
+    }
+
+    fn finish(mut self) -> Result<RecordBatch, TableError> {
+        let amount = self
+            .amount
+            .finish()
             .with_precision_and_scale(18, 2)
             .map_err(arrow_err)?;
-        let mut event_time = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
-        for (&p, rows) in &self.rows {
-            for row in rows {
-                landed.append(p, row.offset, row.kafka_timestamp, self.ingested_at);
-                order_id.append_value(row.event.order_id);
-                customer.append_value(&row.event.customer_id);
-                status.append_value(&row.event.status);
-                amount.append_value(row.event.amount_cents);
-                event_time.append_value(row.event.event_time_micros);
-            }
-        }
-        let columns = landed.finish(vec![
-            Arc::new(order_id.finish()),
-            Arc::new(customer.finish()),
-            Arc::new(status.finish()),
-            Arc::new(amount.finish()),
-            Arc::new(event_time.finish()),
+        let columns = self.landed.finish(vec![
+            Arc::new(self.order_id.finish()),
+            Arc::new(self.customer.finish()),
+            Arc::new(self.status.finish()),
+            Arc::new(amount),
+            Arc::new(self.event_time.finish()),
         ]);
         RecordBatch::try_new(TableName::BronzeOrders.schema(), columns).map_err(arrow_err)
+    }
+}
+
+impl Read {
+    /// The run's rows: one batch per partition read, in partition order.
+    pub(super) fn take_rows(&mut self) -> Result<Vec<RecordBatch>, TableError> {
+        std::mem::take(&mut self.rows)
+            .into_values()
+            .map(OrderRows::finish)
+            .collect()
     }
 
     pub(super) fn rejects_batch(&self) -> Result<RecordBatch, TableError> {

@@ -43,9 +43,9 @@ pub struct Planned {
     ranges: Vec<Range>,
 }
 
-/// The new rows and the new rejects, as batches.
+/// The new rows (a batch per partition) and the new rejects, as batches.
 pub struct Batches {
-    rows: RecordBatch,
+    rows: Vec<RecordBatch>,
     rejects: Option<RecordBatch>,
 }
 
@@ -112,11 +112,11 @@ impl Flow for Bronze<'_> {
     async fn process(
         &mut self,
         _: &mut Planned,
-        read: Read,
+        mut read: Read,
         _: &mut FlowRun,
     ) -> Result<Batches, FlowError> {
         Ok(Batches {
-            rows: read.rows_batch()?,
+            rows: read.take_rows()?,
             rejects: (read.new_rejects > 0)
                 .then(|| read.rejects_batch())
                 .transpose()?,
@@ -141,9 +141,9 @@ impl Flow for Bronze<'_> {
             // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
             tables::append(rejects, vec![batch], progress(TableName::BronzeRejects)).await?;
         }
-        event.figures.rows_written = batches.rows.num_rows() as u64;
+        event.figures.rows_written = batches.rows.iter().map(|b| b.num_rows() as u64).sum();
         let committed = progress(TableName::BronzeOrders);
-        let table = tables::append(bronze, vec![batches.rows], committed).await?;
+        let table = tables::append(bronze, batches.rows, committed).await?;
         event.figures.table_version = Some(tables::version(&table));
         event.figures.source = SourceRange::Offsets {
             topic: topic.clone(),

@@ -1,5 +1,5 @@
 //! Reading a run's ranges: this thread polls the consumer and copies each message out of it, in
-//! chunks; a second thread decodes the chunks as they come, so decoding runs beside the polling
+//! chunks; a second thread decodes the chunks as they come, straight into Arrow builders, so decoding runs beside the polling
 //! (on the machine's other core) instead of after it.
 
 use std::collections::BTreeMap;
@@ -10,8 +10,9 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::batch::OrderRows;
 use super::{FlowError, Range};
-use crate::engine::event::OrderEvent;
+use crate::engine::event::EventRef;
 use crate::kafka::KafkaError;
 
 /// How long bronze waits for the next message of a range it knows exists.
@@ -19,14 +20,7 @@ const STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Messages handed to the decoder at a time.
 const CHUNK: usize = 4096;
 
-/// A landed message that parsed.
-pub(super) struct Landed {
-    pub(super) offset: i64,
-    pub(super) kafka_timestamp: Option<i64>,
-    pub(super) event: OrderEvent,
-}
-
-/// A landed message that did not.
+/// A landed message that did not parse.
 pub(super) struct Rejected {
     pub(super) partition: i32,
     pub(super) offset: i64,
@@ -35,9 +29,10 @@ pub(super) struct Rejected {
     pub(super) reason: String,
 }
 
-/// What one run read, per partition in offset order.
+/// What one run read: per partition, its rows decoded straight into `bronze_orders`' columns in
+/// offset order; and the rejects.
 pub struct Read {
-    pub(super) rows: BTreeMap<i32, Vec<Landed>>,
+    pub(super) rows: BTreeMap<i32, OrderRows>,
     pub(super) rejects: Vec<Rejected>,
     pub(super) ingested_at: i64,
     pub(super) good: u64,
@@ -45,14 +40,29 @@ pub struct Read {
     pub(super) new_rejects: u64,
 }
 
-/// A message as polled: where it landed, and its value copied out of the consumer's buffer.
+/// Where a polled message landed. Its value is `bytes[previous end..end]` of its chunk.
 struct Polled {
     partition: i32,
     offset: i64,
     kafka_timestamp: Option<i64>,
     /// Rejects up to this offset of the partition are stored already.
     rejects_done: Option<i64>,
-    value: Vec<u8>,
+    end: usize,
+}
+
+/// Messages copied out of the consumer's buffers: their values end to end in one allocation.
+struct Chunk {
+    bytes: Vec<u8>,
+    messages: Vec<Polled>,
+}
+
+impl Chunk {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            bytes: Vec::with_capacity(n * 128),
+            messages: Vec::with_capacity(n),
+        }
+    }
 }
 
 impl Read {
@@ -60,7 +70,12 @@ impl Read {
         let rows = ranges
             .iter()
             .filter(|r| r.next < r.end)
-            .map(|r| (r.partition, Vec::with_capacity((r.end - r.next) as usize)))
+            .map(|r| {
+                (
+                    r.partition,
+                    OrderRows::with_capacity((r.end - r.next) as usize),
+                )
+            })
             .collect();
         Self {
             rows,
@@ -72,30 +87,37 @@ impl Read {
         }
     }
 
-    /// Decodes one message into a row, or a reject (counted as new unless stored already).
-    fn decode(&mut self, m: Polled) {
-        match OrderEvent::parse(&m.value) {
-            Ok(event) => {
-                self.good += 1;
-                if let Some(rows) = self.rows.get_mut(&m.partition) {
-                    rows.push(Landed {
-                        offset: m.offset,
-                        kafka_timestamp: m.kafka_timestamp,
-                        event,
-                    });
+    /// Decodes a chunk's messages into rows, or rejects (counted as new unless stored already).
+    fn decode(&mut self, chunk: &Chunk) {
+        let mut start = 0;
+        for m in &chunk.messages {
+            let value = &chunk.bytes[start..m.end];
+            start = m.end;
+            match EventRef::parse(value) {
+                Ok(event) => {
+                    self.good += 1;
+                    if let Some(rows) = self.rows.get_mut(&m.partition) {
+                        rows.append(
+                            m.partition,
+                            m.offset,
+                            m.kafka_timestamp,
+                            self.ingested_at,
+                            &event,
+                        );
+                    }
                 }
-            }
-            Err(invalid) => {
-                self.rejected += 1;
-                if m.rejects_done.is_none_or(|done| m.offset > done) {
-                    self.new_rejects += 1;
-                    self.rejects.push(Rejected {
-                        partition: m.partition,
-                        offset: m.offset,
-                        kafka_timestamp: m.kafka_timestamp,
-                        value: String::from_utf8_lossy(&m.value).into_owned(),
-                        reason: invalid.to_string(),
-                    });
+                Err(invalid) => {
+                    self.rejected += 1;
+                    if m.rejects_done.is_none_or(|done| m.offset > done) {
+                        self.new_rejects += 1;
+                        self.rejects.push(Rejected {
+                            partition: m.partition,
+                            offset: m.offset,
+                            kafka_timestamp: m.kafka_timestamp,
+                            value: String::from_utf8_lossy(value).into_owned(),
+                            reason: invalid.to_string(),
+                        });
+                    }
                 }
             }
         }
@@ -110,11 +132,11 @@ pub(super) fn read(
     ingested_at: i64,
 ) -> Result<Read, FlowError> {
     let mut out = Read::new(ranges, ingested_at);
-    let (chunks, decoded) = mpsc::sync_channel::<Vec<Polled>>(8);
+    let (chunks, decoded) = mpsc::sync_channel::<Chunk>(8);
     std::thread::scope(|scope| {
         let decoder = scope.spawn(move || {
             for chunk in decoded {
-                chunk.into_iter().for_each(|m| out.decode(m));
+                out.decode(&chunk);
             }
             out
         });
@@ -133,7 +155,7 @@ fn poll(
     reader: &BaseConsumer,
     topic: &str,
     ranges: &[Range],
-    mut hand: impl FnMut(Vec<Polled>),
+    mut hand: impl FnMut(Chunk),
 ) -> Result<(), FlowError> {
     let mut assignment = TopicPartitionList::new();
     // Last offset each partition still owes us.
@@ -150,7 +172,7 @@ fn poll(
     reader.assign(&assignment).map_err(KafkaError::from)?;
     let mut position: BTreeMap<i32, i64> =
         ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
-    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut chunk = Chunk::with_capacity(CHUNK);
     let mut last_message = Instant::now();
     while !owed.is_empty() {
         let Some(message) = reader.poll(Duration::from_millis(500)) else {
@@ -177,21 +199,24 @@ fn poll(
             continue;
         }
         position.insert(partition, offset);
-        chunk.push(Polled {
+        chunk
+            .bytes
+            .extend_from_slice(message.payload().unwrap_or_default());
+        chunk.messages.push(Polled {
             partition,
             offset,
             kafka_timestamp: message.timestamp().to_millis().map(|ms| ms * 1000),
             rejects_done,
-            value: message.payload().unwrap_or_default().to_vec(),
+            end: chunk.bytes.len(),
         });
-        if chunk.len() == CHUNK {
-            hand(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)));
+        if chunk.messages.len() == CHUNK {
+            hand(std::mem::replace(&mut chunk, Chunk::with_capacity(CHUNK)));
         }
         if offset == last {
             owed.remove(&partition);
         }
     }
-    if !chunk.is_empty() {
+    if !chunk.messages.is_empty() {
         hand(chunk);
     }
     Ok(())
