@@ -18,6 +18,7 @@ pub mod crash;
 pub mod engine;
 pub mod kafka;
 pub mod limit;
+pub mod process;
 pub mod service;
 pub mod store;
 pub mod web;

@@ -266,8 +266,17 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    match reckon::process::runtime() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("error: the async runtime could not start: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     // Output piped into `head` ends quietly when the reader goes, as a Unix tool's does.
     // SAFETY: setting a signal's disposition to its default, before any thread prints.
     unsafe {

@@ -105,8 +105,12 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// On the runtime the CLI and the server start with (`reckon::process`).
+fn main() -> anyhow::Result<()> {
+    reckon::process::runtime()?.block_on(bench())
+}
+
+async fn bench() -> anyhow::Result<()> {
     let args = args()?;
     let dir = tempfile::tempdir()?;
     let mut config = Config::new(dir.path());

@@ -43,9 +43,20 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// On the runtime the CLI and the server start with (`reckon::process`).
+fn main() -> anyhow::Result<()> {
+    reckon::process::runtime()?.block_on(bench())
+}
+
+async fn bench() -> anyhow::Result<()> {
     let args = args()?;
+    // RECKON_LOG=reckon=debug prints each flow's steps with their milliseconds, as the CLI does.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = tempfile::tempdir()?;
     let main_lab = lab(dir.path(), "main");

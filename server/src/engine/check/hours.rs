@@ -2,14 +2,10 @@
 //! placed events, and the verdict that tells them apart.
 
 use app::model::{CheckLine, Verdict};
-use arrow::array::{Array, RecordBatch};
-use arrow::datatypes::{Decimal128Type, Int64Type, TimestampMicrosecondType};
 use chrono::{DateTime, Utc};
 
-use crate::engine::columns::Columns;
 use crate::engine::event::{format_cents, format_micros};
 use crate::engine::flows::HOUR_MICROS;
-use crate::engine::tables::TableError;
 
 /// Each hour written or recounted: gold's figures beside bronze's distinct placed events.
 pub(super) const HOURS: &str = r#"
@@ -44,29 +40,6 @@ pub struct HourFigures {
     pub counted: Option<(i64, i128, i64)>,
     /// Bronze's distinct placed events in the hour: orders and revenue in cents.
     pub known: (i64, i128),
-}
-
-/// The rows of [`HOURS`] as figures.
-pub(super) fn figures(batches: &[RecordBatch]) -> Result<Vec<HourFigures>, TableError> {
-    let mut rows = vec![];
-    for b in batches {
-        let c = Columns::of(b, "the check's hours");
-        let hour = c.primitive::<TimestampMicrosecondType>("hour")?;
-        let counted = c.primitive::<Int64Type>("counted")?;
-        let counted_revenue = c.primitive::<Decimal128Type>("counted_revenue")?;
-        let writes = c.primitive::<Int64Type>("writes")?;
-        let known = c.primitive::<Int64Type>("known")?;
-        let known_revenue = c.primitive::<Decimal128Type>("known_revenue")?;
-        for i in 0..b.num_rows() {
-            rows.push(HourFigures {
-                hour: hour.value(i),
-                counted: (!counted.is_null(i))
-                    .then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
-                known: (known.value(i), known_revenue.value(i)),
-            });
-        }
-    }
-    Ok(rows)
 }
 
 /// The check's lines for each hour, in hour order.

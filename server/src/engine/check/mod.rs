@@ -7,18 +7,14 @@ mod full;
 mod hours;
 mod incremental;
 mod offsets;
+mod recount;
 
 pub use full::FullCheck;
 pub use incremental::{Check, committed_report, state_path};
 
 use app::model::{CheckLine, Verdict};
-use arrow::array::RecordBatch;
-use arrow::datatypes::Int64Type;
-use datafusion::prelude::SessionContext;
 
-use crate::engine::columns::Columns;
 use crate::engine::event::format_micros;
-use crate::engine::tables::{self, TableError};
 
 /// The full recount's two queries over bronze, by name: each order's newest event against
 /// `orders`, and the distinct placed events per hour against `hourly_sales`. A peer engine runs
@@ -174,42 +170,63 @@ async fn timed<T>(what: &str, step: impl std::future::Future<Output = T>) -> T {
     out
 }
 
-pub(super) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, TableError> {
-    tables::query(ctx, "check", sql).await
-}
-
-/// The one number a `SELECT count(*) AS n` query answers.
-async fn scalar(ctx: &SessionContext, sql: &str) -> Result<i64, TableError> {
-    Ok(ints(&query(ctx, sql).await?, "n")?
-        .first()
-        .copied()
-        .unwrap_or(0))
-}
-
-/// The non-null values of an integer column of a query's rows.
-fn ints(batches: &[RecordBatch], column: &str) -> Result<Vec<i64>, TableError> {
-    let mut out = vec![];
-    for b in batches {
-        let values = Columns::of(b, "the check").primitive::<Int64Type>(column)?;
-        out.extend(values.iter().flatten());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
+    use arrow::array::{Array, RecordBatch};
+    use arrow::datatypes::{Decimal128Type, Int64Type, TimestampMicrosecondType};
     use datafusion::datasource::MemTable;
+    use datafusion::prelude::SessionContext;
 
     use super::*;
+    use crate::engine::columns::Columns;
+    use crate::engine::tables::{self, TableError};
+    use hours::HourFigures;
+
+    async fn query(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+        tables::query(ctx, "check", sql).await.unwrap()
+    }
+
+    /// The rows of [`hours::HOURS`] as figures.
+    fn figures(batches: &[RecordBatch]) -> Result<Vec<HourFigures>, TableError> {
+        let mut rows = vec![];
+        for b in batches {
+            let c = Columns::of(b, "the check's hours");
+            let hour = c.primitive::<TimestampMicrosecondType>("hour")?;
+            let counted = c.primitive::<Int64Type>("counted")?;
+            let counted_revenue = c.primitive::<Decimal128Type>("counted_revenue")?;
+            let writes = c.primitive::<Int64Type>("writes")?;
+            let known = c.primitive::<Int64Type>("known")?;
+            let known_revenue = c.primitive::<Decimal128Type>("known_revenue")?;
+            for i in 0..b.num_rows() {
+                rows.push(HourFigures {
+                    hour: hour.value(i),
+                    counted: (!counted.is_null(i))
+                        .then(|| (counted.value(i), counted_revenue.value(i), writes.value(i))),
+                    known: (known.value(i), known_revenue.value(i)),
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The non-null values of an integer column of a query's rows.
+    fn ints(batches: &[RecordBatch], column: &str) -> Result<Vec<i64>, TableError> {
+        let mut out = vec![];
+        for b in batches {
+            let values = Columns::of(b, "the check").primitive::<Int64Type>(column)?;
+            out.extend(values.iter().flatten());
+        }
+        Ok(out)
+    }
     use arrow::array::TimestampMicrosecondArray;
     use arrow::array::{ArrayRef, Decimal128Array, Int32Array, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
 
     /// A table of the events' columns (and bronze's partition and offset), every column
     /// nullable: what another writer could leave in `orders`.
-    fn table(rows: &[(i64, Option<&str>, i64)], landed: bool) -> MemTable {
+    fn table(rows: &[(i64, Option<&str>, i64)], landed: bool) -> RecordBatch {
         let mut fields = vec![];
         let mut columns: Vec<ArrayRef> = vec![];
         if landed {
@@ -242,17 +259,83 @@ mod tests {
                     .with_timezone("UTC"),
             ),
         ]);
-        let schema = Arc::new(Schema::new(fields));
-        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
-        MemTable::try_new(schema, vec![vec![batch]]).unwrap()
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     }
 
-    async fn differing(bronze: MemTable, orders: MemTable) -> Vec<i64> {
+    fn session(tables: &[(&str, &RecordBatch)]) -> SessionContext {
         let ctx = SessionContext::new();
-        ctx.register_table("bronze_orders", Arc::new(bronze))
-            .unwrap();
-        ctx.register_table("orders", Arc::new(orders)).unwrap();
-        ints(&query(&ctx, SILVER_DIFFERENCES).await.unwrap(), "order_id").unwrap()
+        for (name, batch) in tables {
+            let table = MemTable::try_new(batch.schema(), vec![vec![(*batch).clone()]]).unwrap();
+            ctx.register_table(*name, Arc::new(table)).unwrap();
+        }
+        ctx
+    }
+
+    /// The orders that differ, by the recount; the SQL peers run must say the same.
+    async fn differing(bronze: RecordBatch, orders: RecordBatch) -> Vec<i64> {
+        let ctx = session(&[("bronze_orders", &bronze), ("orders", &orders)]);
+        let by_sql = ints(&query(&ctx, SILVER_DIFFERENCES).await, "order_id").unwrap();
+        let recounted = recount::recount(&[bronze], &[orders], &[]).unwrap();
+        assert_eq!(
+            recounted.differing, by_sql,
+            "the recount and the SQL disagree"
+        );
+        recounted.differing
+    }
+
+    #[tokio::test]
+    async fn hours_count_each_placed_event_once_as_the_sql_does() {
+        let h = |hour: i64, minute: i64| (hour * 60 + minute) * 60_000_000;
+        // Order 1 placed twice at one time (one event, sent twice), order 2 placed at two times
+        // (two events), order 3 only paid; an hour written twice, and one with no event.
+        let bronze = table(
+            &[
+                (1, Some("placed"), h(9, 5)),
+                (1, Some("placed"), h(9, 5)),
+                (2, Some("placed"), h(9, 10)),
+                (2, Some("placed"), h(10, 1)),
+                (3, Some("paid"), h(10, 2)),
+            ],
+            true,
+        );
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
+        let written = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("hour", ts, false),
+                Field::new("orders", DataType::Int64, false),
+                Field::new("revenue", DataType::Decimal128(18, 2), false),
+            ])),
+            vec![
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![h(9, 0), h(10, 0), h(10, 0), h(12, 0)])
+                        .with_timezone("UTC"),
+                ),
+                Arc::new(Int64Array::from(vec![2, 1, 1, 4])),
+                Arc::new(
+                    Decimal128Array::from(vec![3700, 1850, 1850, 100])
+                        .with_precision_and_scale(18, 2)
+                        .unwrap(),
+                ),
+            ],
+        )
+        .unwrap();
+        let ctx = session(&[("bronze_orders", &bronze), ("hourly_sales", &written)]);
+        let by_sql = figures(&query(&ctx, hours::HOURS).await).unwrap();
+        let recounted = recount::recount(&[bronze], &[], &[written]).unwrap();
+        assert_eq!(recounted.hours, by_sql);
+        assert_eq!(
+            recounted
+                .hours
+                .iter()
+                .map(|r| (r.counted, r.known))
+                .collect::<Vec<_>>(),
+            [
+                (Some((2, 3700, 1)), (2, 3700)),
+                (Some((2, 3700, 2)), (1, 1850)),
+                (Some((4, 100, 1)), (0, 0)),
+            ]
+        );
+        assert_eq!(recounted.distinct, 4);
     }
 
     #[tokio::test]

@@ -4,6 +4,7 @@
 
 mod arrival;
 mod backend;
+mod behind;
 mod running;
 mod runs;
 pub mod settings;

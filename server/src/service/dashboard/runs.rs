@@ -9,6 +9,7 @@ use app::api::ApiError;
 use app::model::{PipelineKind, RunStarted, RunStatus};
 use tokio::sync::oneshot;
 
+use super::behind;
 use super::running::{Ended, Running};
 use super::{Dashboard, dedup_in_effect};
 use crate::service::error::{failed, refused};
@@ -72,11 +73,16 @@ impl Dashboard {
                 };
                 // Unreadable state: the run itself reports it, with the setting as asked.
                 let dedup = dedup_in_effect(&lab, dedup).await.unwrap_or(dedup);
-                let started = |id| {
+                let announce = live.clone();
+                let started = move |id| {
                     let _ = id_tx.send(id);
-                    let _ = live.send("{\"event\":\"run-started\"}".into());
+                    let _ = announce.send("{\"event\":\"run-started\"}".into());
                 };
-                let result = run_pipeline(&lab, dedup, started).await;
+                // On the runs' own threads, behind the ones answering pages.
+                let run = behind::spawn(async move { run_pipeline(&lab, dedup, started).await });
+                let result = run
+                    .await
+                    .unwrap_or_else(|e| Err(ApiError::Failed(format!("the run stopped: {e}"))));
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
                 drop(ended);
                 let _ = done_tx.send(result);
