@@ -1,5 +1,6 @@
 //! How a Reckon process starts (the CLI, the server, the benches that stand for them): the
-//! allocator's settings first, then the async runtime.
+//! allocator's settings first, then the async runtime; and how a server gives back what a run
+//! freed.
 //!
 //! glibc's malloc gives threads that allocate at the same moment arenas of their own (up to 8 per
 //! core) and keeps what each frees. A server whose runs go on several threads (its workers, the
@@ -21,4 +22,15 @@ pub fn runtime() -> std::io::Result<Runtime> {
         libc::mallopt(libc::M_ARENA_MAX, ARENAS);
     }
     Builder::new_multi_thread().enable_all().build()
+}
+
+/// Gives the pages a finished run freed back to the OS: glibc keeps freed memory for reuse, and
+/// a run's working set (a batch, a query's tables) is freed all at once when it ends. Walks the
+/// heap once, a few milliseconds, off the threads answering pages.
+pub fn give_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of malloc's own heaps to the OS.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

@@ -148,7 +148,12 @@ async fn bench() -> anyhow::Result<()> {
         let _ = stopped.await;
     }));
 
-    let client = reqwest::Client::new();
+    // The server closes a connection idle for 10 s (`Timeouts::header_read`). A pooled
+    // connection reused at that moment fails to send; browsers retry such a GET, reqwest does
+    // not. So the client drops idle connections first, as a client of this server should.
+    let client = reqwest::Client::builder()
+        .pool_idle_timeout(std::time::Duration::from_secs(5))
+        .build()?;
     let rss = memory::rss_over_runs(&client, &base, args.rss_runs).await;
     let mut learners = vec![];
     for i in 0..args.labs {
@@ -239,7 +244,8 @@ async fn bench() -> anyhow::Result<()> {
                             .map(|_| ())
                             .map_err(|e| e.to_string()),
                         Ok(response) => Err(format!("{}", response.status())),
-                        Err(e) => Err(e.to_string()),
+                        // With its causes: "error sending request" alone does not say why.
+                        Err(e) => Err(format!("{:#}", anyhow::Error::from(e))),
                     };
                     let took = asked.elapsed();
                     match outcome {

@@ -35,6 +35,10 @@ fn lab(dir: &Path, name: &str) -> Lab {
     Lab::new(config)
 }
 
+/// Passes of each measurement whose best is kept: the machine's limits, the full recount and
+/// DuckDB's.
+const TRIES: usize = 3;
+
 fn rate(rows: u64, took: Duration) -> f64 {
     rows as f64 / took.as_secs_f64().max(1e-9)
 }
@@ -111,24 +115,32 @@ async fn bench() -> anyhow::Result<()> {
 
     // The check every run ends with keeps its figures run by run; after the last send it must
     // print what a recount of everything from scratch prints.
+    // Each side's best of 3 (here and for DuckDB below): one pass of either varied 2x here.
     let kept = main_lab.check().await?;
-    let started = Instant::now();
-    let full = main_lab.check_full().await?;
-    let full_took = started.elapsed();
+    let (mut full, mut full_took) = (None, Duration::MAX);
+    for _ in 0..TRIES {
+        let started = Instant::now();
+        full = Some(main_lab.check_full().await?);
+        full_took = full_took.min(started.elapsed());
+    }
+    let full = full.expect("the full recount ran");
     if kept.findings != full.findings {
         anyhow::bail!("the incremental check and the full recount differ:\n{kept}\n---\n{full}");
     }
     println!(
-        "the incremental check and the full recount agree after the last send ({} lines); the full recount took {:.2} s",
+        "the incremental check and the full recount agree after the last send ({} lines); the full recount took {:.2} s (best of 3)",
         full.findings.len(),
         full_took.as_secs_f64()
     );
     // The same two queries in DuckDB, on the same Parquet files.
     let python = bench::duckdb::venv_python();
-    let duck = match python.exists() {
-        true => Some(bench::duckdb::check(&main_lab, &python, dir.path()).await?),
-        false => None,
-    };
+    let mut duck: Option<bench::duckdb::DuckCheck> = None;
+    for _ in 0..TRIES * usize::from(python.exists()) {
+        let d = bench::duckdb::check(&main_lab, &python, dir.path()).await?;
+        if duck.as_ref().is_none_or(|best| d.seconds < best.seconds) {
+            duck = Some(d);
+        }
+    }
     if let Some(d) = &duck
         && !d.agrees_with(&full)
     {
@@ -201,7 +213,12 @@ async fn bench() -> anyhow::Result<()> {
     let (big_run, ten_k_run) = (median(big_runs), median(small_runs));
 
     // 5. The machine's limits.
-    let (consumed, consume) = bench::raw_consume(&main_lab).await?;
+    // The limit: the best of 3 passes over the topic (one pass varied 3x between runs here).
+    let (mut consumed, mut consume) = (0, Duration::MAX);
+    for _ in 0..TRIES {
+        let (n, took) = bench::raw_consume(&main_lab).await?;
+        (consumed, consume) = (n, consume.min(took));
+    }
     let all: Vec<_> = workload.sends.concat();
     let parquet = bench::parquet_write(&all, dir.path())?;
     let rss = bench::peak_rss_mib();
@@ -220,7 +237,7 @@ async fn bench() -> anyhow::Result<()> {
         rate(n as u64, produce)
     ));
     line(format!(
-        "limits: raw consume {consumed} messages in {:.2} s ({:.0}/s); Parquet write {} bronze rows in {:.2} s ({:.0}/s)",
+        "limits: raw consume {consumed} messages in {:.2} s ({:.0}/s, best of 3); Parquet write {} bronze rows in {:.2} s ({:.0}/s)",
         consume.as_secs_f64(),
         rate(consumed, consume),
         all.len(),
@@ -306,7 +323,7 @@ async fn bench() -> anyhow::Result<()> {
     line(format!("peak RSS of the Reckon side: {rss:.0} MiB"));
     match &duck {
         Some(d) => line(format!(
-            "full recount after the last send: reckon {:.2} s (`reckon check --full`: every table read, the offsets and counts too), duckdb {:.2} s (its two queries on the same Parquet files, reads included); same {} hours, no order differing",
+            "full recount after the last send, best of 3 each: reckon {:.2} s (`reckon check --full`: every table read, the offsets and counts too), duckdb {:.2} s (its two queries on the same Parquet files, reads included); same {} hours, no order differing",
             full_took.as_secs_f64(),
             d.seconds,
             d.hours

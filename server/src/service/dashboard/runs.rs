@@ -79,7 +79,11 @@ impl Dashboard {
                     let _ = announce.send("{\"event\":\"run-started\"}".into());
                 };
                 // On the runs' own threads, behind the ones answering pages.
-                let run = behind::spawn(async move { run_pipeline(&lab, dedup, started).await });
+                let run = behind::spawn(async move {
+                    let result = run_pipeline(&lab, dedup, started).await;
+                    crate::process::give_back();
+                    result
+                });
                 let result = run
                     .await
                     .unwrap_or_else(|e| Err(ApiError::Failed(format!("the run stopped: {e}"))));
