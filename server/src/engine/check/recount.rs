@@ -87,8 +87,12 @@ pub(super) struct Recounted {
     pub hours: Vec<HourFigures>,
 }
 
+/// Where each bronze row landed: its `partition` and `offset` columns, batch by batch.
+type Landed<'a> = (&'a PrimitiveArray<Int32Type>, &'a PrimitiveArray<Int64Type>);
+
 /// Recounts `bronze` (its event columns, `partition` and `offset`) against `orders` and
-/// `hourly_sales`.
+/// `hourly_sales`. Each order's events are counted apart from every other order's, so the orders
+/// are shared out by id between as many threads as the machine has cores.
 pub(super) fn recount(
     bronze: &[RecordBatch],
     orders: &[RecordBatch],
@@ -99,17 +103,79 @@ pub(super) fn recount(
         .iter()
         .map(|b| Events::of(b, WHAT))
         .collect::<Result<Vec<_>, _>>()?;
-    let events: usize = bronze.iter().map(RecordBatch::num_rows).sum();
-    let mut newest: HashMap<i64, Place> = HashMap::with_capacity(events / 2);
-    let mut distinct: HashSet<(i64, &str, i64)> = HashSet::with_capacity(events);
+    let landed = bronze
+        .iter()
+        .map(|b| {
+            let c = Columns::of(b, WHAT);
+            Ok((c.primitive("partition")?, c.primitive("offset")?))
+        })
+        .collect::<Result<Vec<Landed>, TableError>>()?;
+    let silver = orders
+        .iter()
+        .map(|b| Events::of(b, "orders"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shares = std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as i64;
+    let counted: Vec<Share> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..shares)
+            .map(|k| {
+                let (columns, landed, silver) = (&columns, &landed, &silver);
+                scope.spawn(move || count(columns, landed, silver, (k, shares)))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a recount thread panicked"))
+            .collect()
+    });
+    let mut known: BTreeMap<i64, (i64, i128)> = BTreeMap::new();
+    let (mut distinct, mut differing) = (0, vec![]);
+    for share in counted {
+        distinct += share.distinct;
+        differing.extend(share.differing);
+        for (hour, (n, revenue)) in share.known {
+            let k = known.entry(hour).or_default();
+            k.0 += n;
+            k.1 += revenue;
+        }
+    }
+    differing.sort_unstable();
+    Ok(Recounted {
+        events: bronze.iter().map(RecordBatch::num_rows).sum::<usize>() as i64,
+        distinct: distinct as i64,
+        differing,
+        hours: hours(known, hourly)?,
+    })
+}
+
+/// What one thread counted of its share of the orders.
+struct Share {
+    distinct: usize,
+    differing: Vec<i64>,
+    known: BTreeMap<i64, (i64, i128)>,
+}
+
+/// Counts the orders whose id is `k` modulo `shares`, with `(k, shares)` as `share`.
+fn count(
+    bronze: &[Events<'_>],
+    landed: &[Landed<'_>],
+    orders: &[Events<'_>],
+    share: (i64, i64),
+) -> Share {
+    let (k, shares) = share;
+    let ours = |order_id: i64| order_id.rem_euclid(shares) == k;
+    let rows: usize = bronze.iter().map(|e| e.order_id.len()).sum();
+    let capacity = rows / shares as usize;
+    let mut newest: HashMap<i64, Place> = HashMap::with_capacity(capacity / 2);
+    let mut distinct: HashSet<(i64, &str, i64)> = HashSet::with_capacity(capacity);
     // Each distinct placed event (order, time): the first stored copy.
-    let mut placed: HashMap<(i64, i64), Place> = HashMap::with_capacity(events / 2);
-    for (batch, (b, e)) in bronze.iter().zip(&columns).enumerate() {
-        let c = Columns::of(b, WHAT);
-        let partition = c.primitive::<Int32Type>("partition")?;
-        let offset = c.primitive::<Int64Type>("offset")?;
-        for row in 0..b.num_rows() {
-            let (order_id, status) = (e.order_id.value(row), e.status.value(row));
+    let mut placed: HashMap<(i64, i64), Place> = HashMap::with_capacity(capacity / 2);
+    for (batch, (e, (partition, offset))) in bronze.iter().zip(landed).enumerate() {
+        for row in 0..e.order_id.len() {
+            let order_id = e.order_id.value(row);
+            if !ours(order_id) {
+                continue;
+            }
+            let status = e.status.value(row);
             let place = Place {
                 event_time: e.event_time.value(row),
                 partition: partition.value(row),
@@ -143,30 +209,30 @@ pub(super) fn recount(
         let hour = p.event_time.div_euclid(HOUR_MICROS) * HOUR_MICROS;
         let k = known.entry(hour).or_default();
         k.0 += 1;
-        k.1 += columns[p.batch].amount.value(p.row);
+        k.1 += bronze[p.batch].amount.value(p.row);
     }
-    Ok(Recounted {
-        events: events as i64,
-        distinct: distinct.len() as i64,
-        differing: differing(&columns, &newest, orders)?,
-        hours: hours(known, hourly)?,
-    })
+    Share {
+        distinct: distinct.len(),
+        differing: differing(bronze, &newest, orders, ours),
+        known,
+    }
 }
 
-/// Order ids of `orders` that are not their newest event in bronze, held twice, or not in bronze;
-/// and of bronze's orders that `orders` lacks. A NULL on one side and a value on the other differ.
+/// Order ids of `orders` (those `ours` picks) that are not their newest event in bronze, held
+/// twice, or not in bronze; and of bronze's orders that `orders` lacks. A NULL on one side and a
+/// value on the other differ.
 fn differing(
     bronze: &[Events<'_>],
     newest: &HashMap<i64, Place>,
-    orders: &[RecordBatch],
-) -> Result<Vec<i64>, TableError> {
+    orders: &[Events<'_>],
+    ours: impl Fn(i64) -> bool,
+) -> Vec<i64> {
     let mut out = BTreeSet::new();
     let mut seen: HashMap<i64, u32> = HashMap::with_capacity(newest.len());
-    for b in orders {
-        let o = Events::of(b, "orders")?;
-        for i in 0..b.num_rows() {
+    for o in orders {
+        for i in 0..o.order_id.len() {
             // A row without an order id names no order: the SQL drops it the same way.
-            if o.order_id.is_null(i) {
+            if o.order_id.is_null(i) || !ours(o.order_id.value(i)) {
                 continue;
             }
             let id = o.order_id.value(i);
@@ -181,7 +247,7 @@ fn differing(
     }
     out.extend(seen.iter().filter(|(_, n)| **n > 1).map(|(id, _)| *id));
     out.extend(newest.keys().filter(|id| !seen.contains_key(id)));
-    Ok(out.into_iter().collect())
+    out.into_iter().collect()
 }
 
 /// Each hour recounted or written: gold's figures (summed over its writes) beside the recount.
