@@ -16,17 +16,18 @@ use crate::engine::columns::Columns;
 use crate::engine::flows::HOUR_MICROS;
 use crate::engine::tables::TableError;
 
-/// An order event's columns, as bronze and `orders` both hold them.
-struct Events<'a> {
-    order_id: &'a PrimitiveArray<Int64Type>,
-    customer_id: StringArray,
-    status: StringArray,
-    amount: &'a PrimitiveArray<Decimal128Type>,
-    event_time: &'a PrimitiveArray<TimestampMicrosecondType>,
+/// An order event's columns, as bronze and `orders` both hold them (the incremental check reads
+/// its new files through it too).
+pub(super) struct Events<'a> {
+    pub(super) order_id: &'a PrimitiveArray<Int64Type>,
+    pub(super) customer_id: StringArray,
+    pub(super) status: StringArray,
+    pub(super) amount: &'a PrimitiveArray<Decimal128Type>,
+    pub(super) event_time: &'a PrimitiveArray<TimestampMicrosecondType>,
 }
 
 impl<'a> Events<'a> {
-    fn of(batch: &'a RecordBatch, what: &'a str) -> Result<Self, TableError> {
+    pub(super) fn of(batch: &'a RecordBatch, what: &'a str) -> Result<Self, TableError> {
         let c = Columns::of(batch, what);
         Ok(Self {
             order_id: c.primitive("order_id")?,

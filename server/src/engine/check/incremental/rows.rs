@@ -4,11 +4,12 @@
 
 use std::collections::BTreeSet;
 
-use arrow::array::{Array, PrimitiveArray, RecordBatch, StringArray};
+use arrow::array::{Array, RecordBatch};
 use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use deltalake::DeltaTable;
 
+use crate::engine::check::recount::Events;
 use crate::engine::columns::Columns;
 use crate::engine::tables::{TableError, table_name};
 
@@ -77,28 +78,6 @@ pub async fn read(uris: &[String], what: &str) -> Result<Vec<RecordBatch>, Table
         .map_err(error)
 }
 
-/// An order event's columns, as bronze and `orders` both hold them.
-struct EventColumns<'a> {
-    order_id: &'a PrimitiveArray<Int64Type>,
-    customer_id: StringArray,
-    status: StringArray,
-    amount: &'a PrimitiveArray<Decimal128Type>,
-    event_time: &'a PrimitiveArray<TimestampMicrosecondType>,
-}
-
-impl<'a> EventColumns<'a> {
-    fn of(batch: &'a RecordBatch, what: &'a str) -> Result<Self, TableError> {
-        let c = Columns::of(batch, what);
-        Ok(Self {
-            order_id: c.primitive("order_id")?,
-            customer_id: c.strings("customer_id")?,
-            status: c.strings("status")?,
-            amount: c.primitive("amount")?,
-            event_time: c.primitive("event_time")?,
-        })
-    }
-}
-
 fn cents(v: i128, what: &str) -> Result<i64, TableError> {
     i64::try_from(v).map_err(|_| TableError::Column {
         what: what.to_string(),
@@ -111,7 +90,7 @@ pub fn bronze(batches: &[RecordBatch]) -> Result<Vec<BronzeRow>, TableError> {
     const WHAT: &str = "bronze_orders' new files";
     let mut out = vec![];
     for b in batches {
-        let e = EventColumns::of(b, WHAT)?;
+        let e = Events::of(b, WHAT)?;
         let c = Columns::of(b, WHAT);
         let partition = c.primitive::<Int32Type>("partition")?;
         let offset = c.primitive::<Int64Type>("offset")?;
@@ -146,13 +125,13 @@ pub fn silver(batches: &[RecordBatch]) -> Result<Vec<SilverRow>, TableError> {
     const WHAT: &str = "orders' new files";
     let mut out = vec![];
     for b in batches {
-        let EventColumns {
+        let Events {
             order_id,
             customer_id,
             status,
             amount,
             event_time,
-        } = EventColumns::of(b, WHAT)?;
+        } = Events::of(b, WHAT)?;
         for i in 0..b.num_rows() {
             let text =
                 |a: &arrow::array::StringArray| (!a.is_null(i)).then(|| a.value(i).to_string());
