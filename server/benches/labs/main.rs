@@ -357,6 +357,8 @@ async fn bench() -> anyhow::Result<()> {
         "sends_per_second": samples.iter().filter(|s| s.kind == "send").count() as f64
             / send_seconds,
         "errors": errors.len(),
+        // What went wrong, so a result with errors says which.
+        "first_errors": errors.iter().take(3).collect::<Vec<_>>(),
         "latency": figures,
         "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all},
     });

@@ -26,7 +26,7 @@ pub fn record(result: &Value) -> anyhow::Result<()> {
     let section = format!(
         "{START}\n{} viewers, each reading a page or an API route {}, for {} s over a real socket, \
          with viewer tokens, while the learners of {} labs sent the course's batches and ran after each \
-         ({} runs). Error answers: {}.\n\n\
+         ({} runs). Error answers: {}{}.\n\n\
          | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}\n\
          Then {} senders at once, each sending one event at a time to its lab's API (one shared \
          Kafka producer in the server): {:.0} sends a second.\n\n\
@@ -43,6 +43,17 @@ pub fn record(result: &Value) -> anyhow::Result<()> {
         result["labs"],
         result["runs"],
         result["errors"],
+        match result["first_errors"].as_array() {
+            Some(first) if !first.is_empty() => format!(
+                " (the first: {})",
+                first
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            _ => String::new(),
+        },
         row("page"),
         row("api"),
         row("all"),

@@ -19,12 +19,12 @@ pub(super) struct Kept {
 
 /// The size and modification time of a table's first commit: which making of the table it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub(super) struct Stamp {
     len: u64,
     modified: SystemTime,
 }
 
-fn stamp(folder: &Path) -> Option<Stamp> {
+pub(super) fn stamp(folder: &Path) -> Option<Stamp> {
     let first = folder.join("_delta_log").join(format!("{:020}.json", 0));
     let meta = std::fs::metadata(first).ok()?;
     Some(Stamp {

@@ -21,6 +21,7 @@ pub mod commits;
 mod cutter;
 mod kept;
 mod named;
+mod txns;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -299,11 +300,7 @@ pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>
         table: table_name(table),
         source,
     };
-    let snapshot = table.snapshot().map_err(delta)?;
-    snapshot
-        .transaction_version(table.log_store().as_ref(), app_id)
-        .await
-        .map_err(delta)
+    txns::version(table, app_id).await.map_err(delta)
 }
 
 /// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.

@@ -96,7 +96,7 @@ impl OrderRows {
         self.event_time.append_value(event.event_time_micros);
     }
 
-    fn finish(mut self) -> Result<RecordBatch, TableError> {
+    pub(super) fn finish(mut self) -> Result<RecordBatch, TableError> {
         let amount = self
             .amount
             .finish()
@@ -114,11 +114,11 @@ impl OrderRows {
 }
 
 impl Read {
-    /// The run's rows: one batch per partition read, in partition order.
-    pub(super) fn take_rows(&mut self) -> Result<Vec<RecordBatch>, TableError> {
+    /// The run's rows: in partition order, each partition's batches in offset order.
+    pub(super) fn take_rows(&mut self) -> Vec<RecordBatch> {
         std::mem::take(&mut self.rows)
             .into_values()
-            .map(OrderRows::finish)
+            .flatten()
             .collect()
     }
 

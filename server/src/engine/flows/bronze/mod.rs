@@ -116,7 +116,7 @@ impl Flow for Bronze<'_> {
         _: &mut FlowRun,
     ) -> Result<Batches, FlowError> {
         Ok(Batches {
-            rows: read.take_rows()?,
+            rows: read.take_rows(),
             rejects: (read.new_rejects > 0)
                 .then(|| read.rejects_batch())
                 .transpose()?,

@@ -1,11 +1,13 @@
 //! Reading a run's ranges: this thread polls the consumer and copies each message out of it, in
-//! chunks; a second thread decodes the chunks as they come, straight into Arrow builders, so decoding runs beside the polling
-//! (on the machine's other core) instead of after it.
+//! chunks; one decoder per core takes the chunks as they come and decodes each straight into
+//! Arrow columns of its own, so decoding runs on every core beside the polling. The chunks'
+//! columns are put back in the order they were polled: a partition's rows stay in offset order.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use arrow::record_batch::RecordBatch;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
@@ -13,12 +15,15 @@ use rdkafka::{Offset, TopicPartitionList};
 use super::batch::OrderRows;
 use super::{FlowError, Range};
 use crate::engine::event::EventRef;
+use crate::engine::tables::TableError;
 use crate::kafka::KafkaError;
 
 /// How long bronze waits for the next message of a range it knows exists.
 const STALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// Messages handed to the decoder at a time.
+/// Messages handed to a decoder at a time.
 const CHUNK: usize = 4096;
+/// Decoders at most, however many cores the machine has.
+const MAX_DECODERS: usize = 4;
 
 /// A landed message that did not parse.
 pub(super) struct Rejected {
@@ -29,10 +34,10 @@ pub(super) struct Rejected {
     pub(super) reason: String,
 }
 
-/// What one run read: per partition, its rows decoded straight into `bronze_orders`' columns in
-/// offset order; and the rejects.
+/// What one run read: per partition, its rows decoded straight into `bronze_orders`' columns, a
+/// batch per chunk in offset order; and the rejects.
 pub struct Read {
-    pub(super) rows: BTreeMap<i32, OrderRows>,
+    pub(super) rows: BTreeMap<i32, Vec<RecordBatch>>,
     pub(super) rejects: Vec<Rejected>,
     pub(super) ingested_at: i64,
     pub(super) good: u64,
@@ -52,65 +57,66 @@ struct Polled {
 
 /// Messages copied out of the consumer's buffers: their values end to end in one allocation.
 struct Chunk {
+    /// Its place among the run's chunks, in polling order.
+    index: usize,
     bytes: Vec<u8>,
     messages: Vec<Polled>,
 }
 
 impl Chunk {
-    fn with_capacity(n: usize) -> Self {
+    fn with_capacity(index: usize, n: usize) -> Self {
         Self {
+            index,
             bytes: Vec::with_capacity(n * 128),
             messages: Vec::with_capacity(n),
         }
     }
 }
 
-impl Read {
-    fn new(ranges: &[Range], ingested_at: i64) -> Self {
-        let rows = ranges
-            .iter()
-            .filter(|r| r.next < r.end)
-            .map(|r| {
-                (
-                    r.partition,
-                    OrderRows::with_capacity((r.end - r.next) as usize),
-                )
-            })
-            .collect();
-        Self {
-            rows,
+/// One chunk decoded: its rows per partition, its rejects and its counts.
+struct Decoded {
+    index: usize,
+    rows: Result<Vec<(i32, RecordBatch)>, TableError>,
+    rejects: Vec<Rejected>,
+    good: u64,
+    rejected: u64,
+    new_rejects: u64,
+}
+
+impl Decoded {
+    /// Decodes a chunk's messages into rows, or rejects (counted as new unless stored already).
+    fn of(chunk: &Chunk, ingested_at: i64) -> Self {
+        let mut rows: BTreeMap<i32, OrderRows> = BTreeMap::new();
+        let mut out = Self {
+            index: chunk.index,
+            rows: Ok(vec![]),
             rejects: vec![],
-            ingested_at,
             good: 0,
             rejected: 0,
             new_rejects: 0,
-        }
-    }
-
-    /// Decodes a chunk's messages into rows, or rejects (counted as new unless stored already).
-    fn decode(&mut self, chunk: &Chunk) {
+        };
         let mut start = 0;
         for m in &chunk.messages {
             let value = &chunk.bytes[start..m.end];
             start = m.end;
             match EventRef::parse(value) {
                 Ok(event) => {
-                    self.good += 1;
-                    if let Some(rows) = self.rows.get_mut(&m.partition) {
-                        rows.append(
+                    out.good += 1;
+                    rows.entry(m.partition)
+                        .or_insert_with(|| OrderRows::with_capacity(chunk.messages.len()))
+                        .append(
                             m.partition,
                             m.offset,
                             m.kafka_timestamp,
-                            self.ingested_at,
+                            ingested_at,
                             &event,
                         );
-                    }
                 }
                 Err(invalid) => {
-                    self.rejected += 1;
+                    out.rejected += 1;
                     if m.rejects_done.is_none_or(|done| m.offset > done) {
-                        self.new_rejects += 1;
-                        self.rejects.push(Rejected {
+                        out.new_rejects += 1;
+                        out.rejects.push(Rejected {
                             partition: m.partition,
                             offset: m.offset,
                             kafka_timestamp: m.kafka_timestamp,
@@ -121,32 +127,77 @@ impl Read {
                 }
             }
         }
+        out.rows = rows
+            .into_iter()
+            .map(|(partition, rows)| Ok((partition, rows.finish()?)))
+            .collect();
+        out
     }
 }
 
-/// Reads every range of `ranges` with work, decoding beside the polling.
+impl Read {
+    /// The chunks' work put together in polling order.
+    fn gather(mut decoded: Vec<Decoded>, ingested_at: i64) -> Result<Self, TableError> {
+        decoded.sort_by_key(|d| d.index);
+        let mut read = Self {
+            rows: BTreeMap::new(),
+            rejects: vec![],
+            ingested_at,
+            good: 0,
+            rejected: 0,
+            new_rejects: 0,
+        };
+        for d in decoded {
+            for (partition, batch) in d.rows? {
+                read.rows.entry(partition).or_default().push(batch);
+            }
+            read.rejects.extend(d.rejects);
+            read.good += d.good;
+            read.rejected += d.rejected;
+            read.new_rejects += d.new_rejects;
+        }
+        Ok(read)
+    }
+}
+
+/// Reads every range of `ranges` with work, decoding beside the polling on every core.
 pub(super) fn read(
     reader: &BaseConsumer,
     topic: &str,
     ranges: &[Range],
     ingested_at: i64,
 ) -> Result<Read, FlowError> {
-    let mut out = Read::new(ranges, ingested_at);
-    let (chunks, decoded) = mpsc::sync_channel::<Chunk>(8);
+    let decoders = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_DECODERS));
+    let (chunks, decoded) = mpsc::sync_channel::<Chunk>(2 * decoders);
+    let decoded = Mutex::new(decoded);
     std::thread::scope(|scope| {
-        let decoder = scope.spawn(move || {
-            for chunk in decoded {
-                out.decode(&chunk);
-            }
-            out
-        });
+        let workers: Vec<_> = (0..decoders)
+            .map(|_| {
+                let decoded = &decoded;
+                scope.spawn(move || {
+                    let mut done = vec![];
+                    loop {
+                        // The lock is held only to take the next chunk, never while decoding.
+                        let next = decoded.lock().expect("bronze's chunk queue").recv();
+                        let Ok(chunk) = next else {
+                            return done;
+                        };
+                        done.push(Decoded::of(&chunk, ingested_at));
+                    }
+                })
+            })
+            .collect();
         let polled = poll(reader, topic, ranges, |chunk| {
-            // The decoder only stops early by panicking, which the join below reports.
+            // A decoder only stops early by panicking, which the join below reports.
             let _ = chunks.send(chunk);
         });
         drop(chunks);
-        let out = decoder.join().expect("bronze's decoder thread panicked");
-        polled.map(|()| out)
+        let done: Vec<Decoded> = workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a decoder thread of bronze panicked"))
+            .collect();
+        polled?;
+        Ok(Read::gather(done, ingested_at)?)
     })
 }
 
@@ -172,7 +223,8 @@ fn poll(
     reader.assign(&assignment).map_err(KafkaError::from)?;
     let mut position: BTreeMap<i32, i64> =
         ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
-    let mut chunk = Chunk::with_capacity(CHUNK);
+    let mut next_chunk = 0;
+    let mut chunk = Chunk::with_capacity(next_chunk, CHUNK);
     let mut last_message = Instant::now();
     while !owed.is_empty() {
         let Some(message) = reader.poll(Duration::from_millis(500)) else {
@@ -210,7 +262,11 @@ fn poll(
             end: chunk.bytes.len(),
         });
         if chunk.messages.len() == CHUNK {
-            hand(std::mem::replace(&mut chunk, Chunk::with_capacity(CHUNK)));
+            next_chunk += 1;
+            hand(std::mem::replace(
+                &mut chunk,
+                Chunk::with_capacity(next_chunk, CHUNK),
+            ));
         }
         if offset == last {
             owed.remove(&partition);

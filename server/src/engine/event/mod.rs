@@ -4,16 +4,17 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use chrono::{DateTime, Datelike, SecondsFormat, Utc};
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// The statuses an order goes through; anything else is refused.
 pub const STATUSES: [&str; 5] = ["placed", "paid", "shipped", "delivered", "cancelled"];
 
-/// Largest amount in cents that fits the tables' `decimal(18,2)`.
-const MAX_CENTS: i128 = 999_999_999_999_999_999;
+mod money;
+mod time;
+
+pub use money::{format_cents, parse_cents};
+pub use time::{format_micros, parse_time};
 
 /// A well-formed order event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,93 +201,6 @@ fn amount(value: &RawValue) -> Result<i128, InvalidEvent> {
         }
     };
     parse_cents(digits.trim()).map_err(|r| invalid("amount", r))
-}
-
-/// Whether `text` is a plain decimal: digits, an optional fraction, an optional exponent
-/// (`18.50`, `25`, `2.5e1`). Nothing else: no sign, no `_` separators, no spaces inside, as
-/// `rust_decimal` alone would accept (`"1__0.5_0"` is not 10.50).
-fn is_plain_decimal(text: &str) -> bool {
-    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
-        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
-        None => (text, None),
-    };
-    let (whole, fraction) = match mantissa.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    text.len() <= 64
-        && digits(whole)
-        && fraction.is_none_or(digits)
-        && exponent.is_none_or(|e| digits(e) && e.len() <= 3)
-}
-
-/// Parses a decimal amount into cents; refuses more than 2 places rather than rounding money.
-pub fn parse_cents(text: &str) -> Result<i128, String> {
-    if let Some(positive) = text.strip_prefix('-')
-        && is_plain_decimal(positive)
-    {
-        return Err(format!("{text} is negative"));
-    }
-    if !is_plain_decimal(text) {
-        return Err(format!(
-            "{text:?} is not a plain decimal number (digits, an optional fraction such as 18.50)"
-        ));
-    }
-    let parsed = if text.contains(['e', 'E']) {
-        Decimal::from_scientific(text)
-    } else {
-        Decimal::from_str_exact(text)
-    };
-    let mut value = parsed.map_err(|_| format!("{text:?} is not a decimal number"))?;
-    value = value.normalize();
-    if value.scale() > 2 {
-        return Err(format!("{text} has more than 2 decimal places"));
-    }
-    if value.is_sign_negative() && !value.is_zero() {
-        return Err(format!("{text} is negative"));
-    }
-    value.rescale(2);
-    let cents = value.mantissa();
-    if cents > MAX_CENTS {
-        return Err(format!("{text} is too large"));
-    }
-    Ok(cents)
-}
-
-/// The event times Reckon accepts, in UTC: the years every part can hold, with an hour's room
-/// either side for the watermark. The check's batch queries go through DataFusion's nanosecond
-/// timestamps, which end in April 2262 (year 0000 and 9999 each broke a lab's check).
-const FIRST_YEAR: i32 = 1970;
-const LAST_YEAR: i32 = 2261;
-
-/// Parses an RFC 3339 timestamp into microseconds since the epoch, UTC; refuses a time outside
-/// the years 1970 to 2261 once its offset is applied.
-pub fn parse_time(text: &str) -> Result<i64, String> {
-    let utc = DateTime::parse_from_rfc3339(text)
-        .map_err(|e| format!("{text:?} is not an RFC 3339 timestamp ({e})"))?
-        .with_timezone(&Utc);
-    if !(FIRST_YEAR..=LAST_YEAR).contains(&utc.year()) {
-        return Err(format!(
-            "{text:?} is {} in UTC, outside the years {FIRST_YEAR} to {LAST_YEAR}",
-            utc.to_rfc3339_opts(SecondsFormat::Secs, true)
-        ));
-    }
-    Ok(utc.timestamp_micros())
-}
-
-/// Cents as money text with 2 places: `6850` -> `"68.50"`.
-pub fn format_cents(cents: i128) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let abs = cents.unsigned_abs();
-    format!("{sign}{}.{:02}", abs / 100, abs % 100)
-}
-
-/// Microseconds as RFC 3339 UTC with `Z` and no fractional seconds (SPEC §2).
-pub fn format_micros(micros: i64) -> String {
-    DateTime::<Utc>::from_timestamp_micros(micros)
-        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
-        .unwrap_or_else(|| micros.to_string())
 }
 
 #[cfg(test)]
