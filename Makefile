@@ -2,7 +2,7 @@
 # and CI run reuses one build; the dashboard's site (wasm, JS, CSS) is built into it too.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/reckon-target
 export RECKON_SITE ?= $(CARGO_TARGET_DIR)/site
-# wasm-bindgen and wasm-opt, installed by scripts/install-tools.sh (it downloads nothing).
+# wasm-bindgen and wasm-opt, installed by scripts/install-wasm-tools.sh (it downloads nothing).
 export PATH := $(HOME)/.cargo/bin:$(HOME)/.cache/reckon/binaryen/node_modules/.bin:$(PATH)
 PROFILE ?= debug
 RECKON := $(CARGO_TARGET_DIR)/$(PROFILE)/reckon
@@ -18,9 +18,10 @@ setup:
 site: setup
 	scripts/build-site.sh $(RELEASE_FLAG)
 
-# The dashboard on http://127.0.0.1:3000 with the local Kafka broker, data in ./data.
-run: site
-	cargo build $(RELEASE_FLAG) --bin reckon
+# The dashboard on http://127.0.0.1:3000 with the local Kafka broker, data in ./data. The site and
+# the server build side by side (scripts/side-by-side.sh says why).
+run: setup
+	scripts/side-by-side.sh "scripts/build-site.sh $(RELEASE_FLAG)" "cargo build $(RELEASE_FLAG) --bin reckon"
 	$(RECKON) --data ./data serve --site $(RECKON_SITE)
 
 # Plays the course scenario on the command line (the local broker starts on its own).
@@ -29,7 +30,8 @@ play: setup
 	$(CARGO_TARGET_DIR)/debug/reckon --data ./data play course --verbose
 
 # Every test: unit, integration (real broker, real Delta tables), routes, and the browser suite.
-test: site
+test: setup
+	scripts/side-by-side.sh scripts/build-site.sh "cargo test --workspace --no-run"
 	cargo test --workspace -- --test-threads=2
 
 # Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark, the

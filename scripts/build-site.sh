@@ -5,12 +5,16 @@
 #                                    for (LEPTOS_OUTPUT_NAME=reckon, see .cargo/config.toml)
 #   pkg/reckon.css                   style/main.css
 # `--release` builds an optimized wasm and shrinks it with wasm-opt when that is installed.
-# The server is built by cargo alone; this needs only the wasm32 target and wasm-bindgen-cli
-# (scripts/install-tools.sh), which must match the `wasm-bindgen` crate's version.
+# The server is built by cargo alone; this needs only the wasm32 target and wasm-bindgen-cli,
+# which must match the `wasm-bindgen` crate's version (scripts/install-wasm-tools.sh, run first).
+# The wasm has a target folder of its own ($CARGO_TARGET_DIR/site-build): cargo builds in one
+# target folder at a time, and this build runs beside the server's (scripts/side-by-side.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-target="${CARGO_TARGET_DIR:-$here/target}"
-site="${RECKON_SITE:-$target/site}"
+"$here/scripts/install-wasm-tools.sh"
+builds="${CARGO_TARGET_DIR:-$here/target}"
+site="${RECKON_SITE:-$builds/site}"
+target="$builds/site-build"
 profile=debug
 flags=()
 if [ "${1:-}" = "--release" ]; then
@@ -19,8 +23,8 @@ if [ "${1:-}" = "--release" ]; then
 fi
 
 cd "$here"
-cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
-  "${flags[@]}"
+CARGO_TARGET_DIR="$target" cargo build -p app --lib --target wasm32-unknown-unknown \
+  --no-default-features --features hydrate "${flags[@]}"
 
 pkg="$site/pkg"
 staging="$site/.pkg-new"

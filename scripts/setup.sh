@@ -23,8 +23,9 @@ command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found; install Rust
 # Kafka's jars, for the local broker.
 "$here/kafka/fetch-jars.sh" >/dev/null
 
-# The dashboard's build tools and the browser tests' chromium (each step skipped when done).
-"$here/scripts/install-tools.sh"
+# The browser tests' chromium (skipped when there). The dashboard's build tools come with the
+# site's build (scripts/build-site.sh), which runs beside the server's.
+"$here/scripts/install-browser.sh"
 
 # The Python Delta reader the interop test compares with.
 python3 -c 'import deltalake, pyarrow' 2>/dev/null || python3 -m pip install -q deltalake==1.6.6 pyarrow==26.0.1

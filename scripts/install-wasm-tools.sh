@@ -1,21 +1,10 @@
 #!/usr/bin/env bash
-# Installs the dashboard's build and browser-test tools, skipping each one already there:
-# Debian's chromium + chromium-driver, the wasm32 target, wasm-bindgen-cli (its lockfile needs a
-# patch here, see ../shared/STACK.md) and binaryen's wasm-opt from npm (release builds only).
+# Installs the dashboard's build tools, skipping each one already there: the wasm32 target,
+# wasm-bindgen-cli (its lockfile needs a patch here, see ../shared/STACK.md) and binaryen's
+# wasm-opt from npm (release builds only). scripts/build-site.sh runs it first.
 set -euo pipefail
 cache="${RECKON_CACHE:-$HOME/.cache/reckon}"
 mkdir -p "$cache"
-
-missing=()
-for pkg in chromium chromium-driver; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-tools: installing ${missing[*]}" >&2
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
 
 rustup target list --installed | grep -qx wasm32-unknown-unknown \
   || rustup target add wasm32-unknown-unknown
