@@ -10,35 +10,73 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::{Int32Type, Int64Type};
 
 /// Offsets held twice, and gaps between the first offset held and the last bronze has read, from
-/// the `partition` and `offset` columns of every row of bronze and its rejects (`landed`): sorted
-/// once, then read in order.
+/// the `partition` and `offset` columns of every row of bronze and its rejects (`landed`).
 pub(super) async fn problems(
     landed: &[RecordBatch],
     cx: &FlowContext,
 ) -> Result<Vec<String>, FlowError> {
-    let mut held = pairs(landed)?;
-    held.sort_unstable();
-    let mut twice = vec![];
-    let mut missing: BTreeMap<i32, Vec<(i64, i64)>> = BTreeMap::new();
-    let mut highest = BTreeMap::new();
-    for (i, &(p, o)) in held.iter().enumerate() {
-        match held.get(i + 1) {
-            Some(&(q, next)) if q == p => {
-                if next == o && twice.last() != Some(&(p, o)) {
-                    twice.push((p, o));
-                } else if next > o + 1 {
-                    missing.entry(p).or_default().push((o + 1, next - 1));
+    let held = scan(by_partition(landed)?);
+    // The tail: offsets bronze says it read but neither table holds.
+    let bronze = cx.tables.open(TableName::BronzeOrders).await?;
+    let read_to = read_to(cx, bronze.as_ref(), held.highest.keys().copied()).await?;
+    Ok(describe(&held.twice, held.missing, &held.highest, &read_to))
+}
+
+/// What the offsets held say: each held twice, the gaps between them, the highest per partition.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Held {
+    twice: Vec<(i32, i64)>,
+    missing: BTreeMap<i32, Vec<(i64, i64)>>,
+    highest: BTreeMap<i32, i64>,
+}
+
+/// Reads each partition's offsets in order. A partition's offsets are nearly always dense (every
+/// offset from the first to the last, a few twice or missing): they are counted into a slot per
+/// offset, one pass with no sort. Sparse ones (a topic's log trimmed between runs) are sorted.
+fn scan(partitions: BTreeMap<i32, Vec<i64>>) -> Held {
+    let mut held = Held::default();
+    for (p, mut offsets) in partitions {
+        let (Some(&low), Some(&high)) = (offsets.iter().min(), offsets.iter().max()) else {
+            continue;
+        };
+        held.highest.insert(p, high);
+        let mut gap = |from: i64, to: i64| held.missing.entry(p).or_default().push((from, to));
+        let span = (high - low) as u64 + 1;
+        if span <= 2 * offsets.len() as u64 + 1024 {
+            let mut seen = vec![0u8; span as usize];
+            for o in &offsets {
+                let slot = &mut seen[(o - low) as usize];
+                *slot = slot.saturating_add(1);
+            }
+            let mut gap_from = None;
+            for (i, &n) in seen.iter().enumerate() {
+                let o = low + i as i64;
+                match (n, gap_from) {
+                    (0, None) => gap_from = Some(o),
+                    (0, Some(_)) => {}
+                    (_, Some(from)) => {
+                        gap(from, o - 1);
+                        gap_from = None;
+                    }
+                    _ => {}
+                }
+                if n > 1 {
+                    held.twice.push((p, o));
                 }
             }
-            _ => {
-                highest.insert(p, o);
+        } else {
+            offsets.sort_unstable();
+            for pair in offsets.windows(2) {
+                let (o, next) = (pair[0], pair[1]);
+                if next == o && held.twice.last() != Some(&(p, o)) {
+                    held.twice.push((p, o));
+                } else if next > o + 1 {
+                    gap(o + 1, next - 1);
+                }
             }
         }
     }
-    // The tail: offsets bronze says it read but neither table holds.
-    let bronze = cx.tables.open(TableName::BronzeOrders).await?;
-    let read_to = read_to(cx, bronze.as_ref(), highest.keys().copied()).await?;
-    Ok(describe(&twice, missing, &highest, &read_to))
+    held
 }
 
 /// The last offset bronze says it read (its `txn` versions), for each partition that holds an
@@ -88,14 +126,81 @@ pub(super) fn describe(
     problems
 }
 
-/// (partition, offset) pairs of rows.
-fn pairs(batches: &[RecordBatch]) -> Result<Vec<(i32, i64)>, TableError> {
-    let mut out = vec![];
+/// Each partition's offsets, from the rows' `partition` and `offset` columns.
+fn by_partition(batches: &[RecordBatch]) -> Result<BTreeMap<i32, Vec<i64>>, TableError> {
+    let mut out: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     for b in batches {
         let c = Columns::of(b, "the check's offsets");
         let p = c.primitive::<Int32Type>("partition")?;
         let o = c.primitive::<Int64Type>("offset")?;
-        out.extend((0..b.num_rows()).map(|i| (p.value(i), o.value(i))));
+        for i in 0..b.num_rows() {
+            out.entry(p.value(i)).or_default().push(o.value(i));
+        }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Rng;
+
+    /// The offsets sorted, then read pair by pair: the plain reading the scan must agree with.
+    fn sorted_reading(partitions: &BTreeMap<i32, Vec<i64>>) -> Held {
+        let mut all: Vec<(i32, i64)> = partitions
+            .iter()
+            .flat_map(|(p, offsets)| offsets.iter().map(|o| (*p, *o)))
+            .collect();
+        all.sort_unstable();
+        let mut held = Held::default();
+        for (i, &(p, o)) in all.iter().enumerate() {
+            match all.get(i + 1) {
+                Some(&(q, next)) if q == p => {
+                    if next == o && held.twice.last() != Some(&(p, o)) {
+                        held.twice.push((p, o));
+                    } else if next > o + 1 {
+                        held.missing.entry(p).or_default().push((o + 1, next - 1));
+                    }
+                }
+                _ => {
+                    held.highest.insert(p, o);
+                }
+            }
+        }
+        held
+    }
+
+    #[test]
+    fn dense_and_sparse_offsets_read_as_when_sorted() {
+        let mut rng = Rng(7);
+        for case in 0..300 {
+            let mut partitions: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+            for p in 0..3 {
+                // Dense with a few twice and a few missing, or sparse (every 5,000th offset).
+                let sparse = rng.percent(20);
+                let start = rng.below(1000) as i64;
+                let mut offsets = vec![];
+                for k in 0..rng.below(400) as i64 {
+                    let o = if sparse { start + k * 5000 } else { start + k };
+                    if !rng.percent(3) {
+                        offsets.push(o);
+                    }
+                    if rng.percent(3) {
+                        offsets.push(o);
+                    }
+                }
+                // Stored in no particular order, as files and partitions interleave.
+                for i in (1..offsets.len()).rev() {
+                    offsets.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                partitions.insert(p, offsets);
+            }
+            let want = sorted_reading(&partitions);
+            assert_eq!(
+                scan(partitions.clone()),
+                want,
+                "case {case}: {partitions:?}"
+            );
+        }
+    }
 }
