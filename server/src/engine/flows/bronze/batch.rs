@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder,
+    ArrayBuilder, ArrayRef, Decimal128Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow::record_batch::RecordBatch;
@@ -94,6 +94,10 @@ impl OrderRows {
         self.status.append_value(event.status);
         self.amount.append_value(event.amount_cents);
         self.event_time.append_value(event.event_time_micros);
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.order_id.is_empty()
     }
 
     pub(super) fn finish(mut self) -> Result<RecordBatch, TableError> {

@@ -86,7 +86,15 @@ struct Decoded {
 impl Decoded {
     /// Decodes a chunk's messages into rows, or rejects (counted as new unless stored already).
     fn of(chunk: &Chunk, ingested_at: i64) -> Self {
-        let mut rows: BTreeMap<i32, OrderRows> = BTreeMap::new();
+        // Each partition's builders sized to its messages in the chunk (most of them parse).
+        let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
+        for m in &chunk.messages {
+            *counts.entry(m.partition).or_default() += 1;
+        }
+        let mut rows: BTreeMap<i32, OrderRows> = counts
+            .into_iter()
+            .map(|(partition, n)| (partition, OrderRows::with_capacity(n)))
+            .collect();
         let mut out = Self {
             index: chunk.index,
             rows: Ok(vec![]),
@@ -102,15 +110,10 @@ impl Decoded {
             match EventRef::parse(value) {
                 Ok(event) => {
                     out.good += 1;
-                    rows.entry(m.partition)
-                        .or_insert_with(|| OrderRows::with_capacity(chunk.messages.len()))
-                        .append(
-                            m.partition,
-                            m.offset,
-                            m.kafka_timestamp,
-                            ingested_at,
-                            &event,
-                        );
+                    if let Some(rows) = rows.get_mut(&m.partition) {
+                        let (offset, timestamp) = (m.offset, m.kafka_timestamp);
+                        rows.append(m.partition, offset, timestamp, ingested_at, &event);
+                    }
                 }
                 Err(invalid) => {
                     out.rejected += 1;
@@ -127,8 +130,10 @@ impl Decoded {
                 }
             }
         }
+        // A partition whose messages in the chunk were all rejects has no rows to add.
         out.rows = rows
             .into_iter()
+            .filter(|(_, rows)| !rows.is_empty())
             .map(|(partition, rows)| Ok((partition, rows.finish()?)))
             .collect();
         out
