@@ -64,11 +64,7 @@ impl History {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             // The CLI and the server may write at once; SQLite serializes them.
-            .busy_timeout(Duration::from_secs(30))
-            // Each connection's page cache holds at most 512 KiB (SQLite's default is 2 MiB):
-            // the history grows with every run, and a server's memory must not grow with it.
-            // The operating system caches the file's pages as well.
-            .pragma("cache_size", "-512");
+            .busy_timeout(Duration::from_secs(30));
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)

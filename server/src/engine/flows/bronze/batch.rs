@@ -9,9 +9,17 @@ use arrow::array::{
 };
 use arrow::record_batch::RecordBatch;
 
-use super::read::{Read, Rejected};
 use crate::engine::event::EventRef;
 use crate::engine::tables::{TableError, TableName};
+
+/// A landed message that did not parse.
+pub(super) struct Rejected {
+    pub(super) partition: i32,
+    pub(super) offset: i64,
+    pub(super) kafka_timestamp: Option<i64>,
+    pub(super) value: String,
+    pub(super) reason: String,
+}
 
 /// The columns every landed message has in both bronze tables (SPEC §2).
 struct LandedColumns {
@@ -117,29 +125,23 @@ impl OrderRows {
     }
 }
 
-impl Read {
-    /// The run's rows: in partition order, each partition's batches in offset order.
-    pub(super) fn take_rows(&mut self) -> Vec<RecordBatch> {
-        std::mem::take(&mut self.rows)
-            .into_values()
-            .flatten()
-            .collect()
+/// Rejects as a batch of `bronze_rejects`, in partition and offset order.
+pub(super) fn rejects_batch(
+    rejects: &[Rejected],
+    ingested_at: i64,
+) -> Result<RecordBatch, TableError> {
+    let mut landed = LandedColumns::with_capacity(rejects.len());
+    let mut value = StringBuilder::new();
+    let mut reason = StringBuilder::new();
+    let mut sorted: Vec<&Rejected> = rejects.iter().collect();
+    sorted.sort_by_key(|r| (r.partition, r.offset));
+    for r in sorted {
+        landed.append(r.partition, r.offset, r.kafka_timestamp, ingested_at);
+        value.append_value(&r.value);
+        reason.append_value(&r.reason);
     }
-
-    pub(super) fn rejects_batch(&self) -> Result<RecordBatch, TableError> {
-        let mut landed = LandedColumns::with_capacity(self.rejects.len());
-        let mut value = StringBuilder::new();
-        let mut reason = StringBuilder::new();
-        let mut sorted: Vec<&Rejected> = self.rejects.iter().collect();
-        sorted.sort_by_key(|r| (r.partition, r.offset));
-        for r in sorted {
-            landed.append(r.partition, r.offset, r.kafka_timestamp, self.ingested_at);
-            value.append_value(&r.value);
-            reason.append_value(&r.reason);
-        }
-        let columns = landed.finish(vec![Arc::new(value.finish()), Arc::new(reason.finish())]);
-        RecordBatch::try_new(TableName::BronzeRejects.schema(), columns).map_err(arrow_err)
-    }
+    let columns = landed.finish(vec![Arc::new(value.finish()), Arc::new(reason.finish())]);
+    RecordBatch::try_new(TableName::BronzeRejects.schema(), columns).map_err(arrow_err)
 }
 
 fn arrow_err(source: arrow::error::ArrowError) -> TableError {

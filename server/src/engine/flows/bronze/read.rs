@@ -12,7 +12,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::batch::OrderRows;
+use super::batch::{OrderRows, Rejected, rejects_batch};
 use super::{FlowError, Range};
 use crate::engine::event::EventRef;
 use crate::engine::tables::TableError;
@@ -24,15 +24,6 @@ const STALL_TIMEOUT: Duration = Duration::from_secs(30);
 const CHUNK: usize = 4096;
 /// Decoders at most, however many cores the machine has.
 const MAX_DECODERS: usize = 4;
-
-/// A landed message that did not parse.
-pub(super) struct Rejected {
-    pub(super) partition: i32,
-    pub(super) offset: i64,
-    pub(super) kafka_timestamp: Option<i64>,
-    pub(super) value: String,
-    pub(super) reason: String,
-}
 
 /// What one run read: per partition, its rows decoded straight into `bronze_orders`' columns, a
 /// batch per chunk in offset order; and the rejects.
@@ -141,6 +132,19 @@ impl Decoded {
 }
 
 impl Read {
+    /// The run's rows: in partition order, each partition's batches in offset order.
+    pub(super) fn take_rows(&mut self) -> Vec<RecordBatch> {
+        std::mem::take(&mut self.rows)
+            .into_values()
+            .flatten()
+            .collect()
+    }
+
+    /// The run's new rejects as one batch of `bronze_rejects`.
+    pub(super) fn rejects_batch(&self) -> Result<RecordBatch, TableError> {
+        rejects_batch(&self.rejects, self.ingested_at)
+    }
+
     /// The chunks' work put together in polling order.
     fn gather(mut decoded: Vec<Decoded>, ingested_at: i64) -> Result<Self, TableError> {
         decoded.sort_by_key(|d| d.index);
