@@ -1,36 +1,51 @@
-//! How a Reckon process starts (the CLI, the server, the benches that stand for them): the
-//! allocator's settings first, then the async runtime; and how a server gives back what a run
-//! freed.
+//! How a Reckon process starts (the CLI, the server, the benches that stand for them): its
+//! allocator, then the async runtime; and how a server gives back what a run freed.
 //!
-//! glibc's malloc gives threads that allocate at the same moment arenas of their own (up to 8 per
-//! core) and keeps what each frees. A server whose runs go on several threads (its workers, the
-//! runs' own, bronze's decoder, DataFusion's tasks) grew run after run that way: `make bench`'s
-//! labs bench measured 144 MiB after 10 runs and 229 MiB after 100, and 136 and 161 MiB with two
-//! arenas. Two arenas cost a little contention between threads, on 2 cores hardly any.
+//! The allocator is jemalloc, for Rust and for the C inside (SQLite, librdkafka) alike. glibc's
+//! malloc let the server grow run after run (an arena per thread that allocates at the same
+//! moment, each keeping what it freed); capped at two arenas it stayed bounded, but then every
+//! thread queued on those two locks, and a run's threads, scheduled behind the readers'
+//! (`service::dashboard::behind`), held a lock while the OS kept them waiting. `make bench`'s
+//! labs bench measured the readers' p99 at 0.8 to 2.2 s that way, and 68 to 123 ms with jemalloc
+//! (its arenas and per-thread caches take no shared lock on the common path), memory bounded the
+//! same with [`give_back`] after each run.
 
 use tokio::runtime::{Builder, Runtime};
 
-/// Arenas glibc's malloc may make.
-const ARENAS: i32 = 2;
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Caps the allocator's arenas (before any thread starts), then builds the multi-threaded runtime.
+/// Builds the multi-threaded runtime.
 pub fn runtime() -> std::io::Result<Runtime> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets one of malloc's parameters; it is called before any other thread
-    // exists. A refusal (it returns 0) leaves glibc's default, which is only larger.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, ARENAS);
-    }
     Builder::new_multi_thread().enable_all().build()
 }
 
-/// Gives the pages a finished run freed back to the OS: glibc keeps freed memory for reuse, and
-/// a run's working set (a batch, a query's tables) is freed all at once when it ends. Walks the
-/// heap once, a few milliseconds, off the threads answering pages.
-pub fn give_back() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of malloc's own heaps to the OS.
-    unsafe {
-        libc::malloc_trim(0);
+/// Gives the pages a finished run freed back to the OS at once: jemalloc returns freed memory
+/// over about ten seconds (its decay), and a run's working set (a batch, a query's tables) is
+/// freed all at once when it ends. Off the threads answering pages. `false` if jemalloc refused.
+pub fn give_back() -> bool {
+    // `arena.<all>.purge` takes no value and returns none (jemalloc's mallctl(3)).
+    const PURGE_ALL: &[u8] = b"arena.4096.purge\0";
+    // SAFETY: the name is NUL-terminated; jemalloc's purge reads and writes through no pointer
+    // (all four are null). A refusal only leaves the memory to the decay.
+    let refused = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            PURGE_ALL.as_ptr().cast(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    refused == 0
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_finished_run_can_give_its_memory_back() {
+        let freed: Vec<Vec<u8>> = (0..64).map(|i| vec![i as u8; 1 << 16]).collect();
+        drop(freed);
+        assert!(super::give_back(), "jemalloc refused arena.<all>.purge");
     }
 }

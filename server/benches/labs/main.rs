@@ -6,11 +6,12 @@
 //!
 //! First, the server's resident memory after 10 runs in one lab and after 100 (it must not grow).
 //!
-//!     cargo bench -p reckon --bench labs -- [--readers 200] [--every 2] [--seconds 60] [--labs 3] [--senders 100] [--rss-runs 100]
+//!     cargo bench -p reckon --bench labs -- [--readers 200] [--every 2] [--seconds 60] [--labs 3] [--senders 100] [--rss-runs 100] [--no-runs]
 //!
 //! Writes `bench/results.md`'s labs-load section and `bench/labs_load.json`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reckon::kafka::broker::Started;
@@ -33,6 +34,8 @@ struct Args {
     senders: usize,
     /// Runs in one lab before the load, the server's memory read after the 10th and the last.
     rss_runs: usize,
+    /// The learners send without running (`--no-runs`): the readers' figures without runs beside.
+    runs: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -43,6 +46,7 @@ fn args() -> anyhow::Result<Args> {
         labs: 3,
         senders: 100,
         rss_runs: 100,
+        runs: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -59,6 +63,7 @@ fn args() -> anyhow::Result<Args> {
             "--labs" => args.labs = number("--labs")?,
             "--senders" => args.senders = number("--senders")?,
             "--rss-runs" => args.rss_runs = number("--rss-runs")?.max(10),
+            "--no-runs" => args.runs = false,
             "--bench" => {}
             other => anyhow::bail!("unknown argument {other:?}"),
         }
@@ -79,7 +84,11 @@ const READS: [(&str, &str); 6] = [
 
 struct Sample {
     kind: &'static str,
+    /// The route asked for (its template), or "send".
+    route: &'static str,
     took: Duration,
+    /// Learners' runs (with their sends) under way when the read was asked.
+    runs_under_way: usize,
 }
 
 async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -> Value {
@@ -186,26 +195,35 @@ async fn bench() -> anyhow::Result<()> {
     };
 
     let until = Instant::now() + Duration::from_secs(args.seconds);
+    let under_way = Arc::new(AtomicUsize::new(0));
     // Learners: the course's batches, each sent and run, round and round, until the end.
     let writers: Vec<_> = learners
         .iter()
         .cloned()
         .map(|(name, token)| {
-            let (client, base) = (client.clone(), base.clone());
+            let (client, base, under_way) = (client.clone(), base.clone(), under_way.clone());
+            let and_run = args.runs;
             tokio::spawn(async move {
                 let mut runs = 0;
                 for batch in ["1", "2", "3", "4", "5"].iter().cycle() {
                     if Instant::now() >= until {
                         break;
                     }
+                    under_way.fetch_add(1, Ordering::SeqCst);
                     let sent = post(
                         &client,
-                        format!("{base}/api/labs/{name}/produce?and_run=true"),
+                        format!("{base}/api/labs/{name}/produce?and_run={and_run}"),
                         &token,
                         json!({"scenario": "course", "batch": batch}),
                     )
                     .await;
-                    assert_eq!(sent["run"]["status"], "succeeded", "{name}: {sent}");
+                    under_way.fetch_sub(1, Ordering::SeqCst);
+                    if and_run {
+                        assert_eq!(sent["run"]["status"], "succeeded", "{name}: {sent}");
+                    } else {
+                        // Sends alone come at the pace a learner's runs would set.
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
                     runs += 1;
                 }
                 runs
@@ -220,6 +238,7 @@ async fn bench() -> anyhow::Result<()> {
         .map(|reader| {
             let (client, base) = (client.clone(), base.clone());
             let (samples, errors, viewers) = (samples.clone(), errors.clone(), viewers.clone());
+            let under_way = under_way.clone();
             // Viewers spread over the first interval, as people arriving do, not all at once.
             let first = every.mul_f64(reader as f64 / args.readers.max(1) as f64);
             tokio::spawn(async move {
@@ -232,9 +251,10 @@ async fn bench() -> anyhow::Result<()> {
                         break;
                     }
                     let (lab, token) = &viewers[turn % viewers.len()];
-                    let (kind, path) = READS[turn % READS.len()];
+                    let (kind, route) = READS[turn % READS.len()];
                     turn += 1;
-                    let url = format!("{base}{}", path.replace("{lab}", lab));
+                    let url = format!("{base}{}", route.replace("{lab}", lab));
+                    let runs_under_way = under_way.load(Ordering::SeqCst);
                     let asked = Instant::now();
                     let answer = client.get(&url).bearer_auth(token).send().await;
                     let outcome = match answer {
@@ -249,7 +269,12 @@ async fn bench() -> anyhow::Result<()> {
                     };
                     let took = asked.elapsed();
                     match outcome {
-                        Ok(()) => samples.lock().await.push(Sample { kind, took }),
+                        Ok(()) => samples.lock().await.push(Sample {
+                            kind,
+                            route,
+                            took,
+                            runs_under_way,
+                        }),
                         Err(e) => errors.lock().await.push(format!("GET {url}: {e}")),
                     }
                 }
@@ -290,9 +315,12 @@ async fn bench() -> anyhow::Result<()> {
                         .await;
                     let took = asked.elapsed();
                     match answer {
-                        Ok(r) if r.status().is_success() => {
-                            samples.lock().await.push(Sample { kind: "send", took })
-                        }
+                        Ok(r) if r.status().is_success() => samples.lock().await.push(Sample {
+                            kind: "send",
+                            route: "send",
+                            took,
+                            runs_under_way: 0,
+                        }),
                         Ok(r) => errors
                             .lock()
                             .await
@@ -337,6 +365,36 @@ async fn bench() -> anyhow::Result<()> {
             json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
         );
     }
+    // Where the slow reads are: each route alone, and reads asked with 0, 1, 2.. runs under way.
+    let mut by_route = serde_json::Map::new();
+    let groups = READS
+        .iter()
+        .map(|(_, route)| {
+            (
+                route.to_string(),
+                Box::new(move |s: &Sample| s.route == *route) as Box<dyn Fn(&Sample) -> bool>,
+            )
+        })
+        .chain((0..=args.labs).map(|n| {
+            (
+                format!("{n} runs under way"),
+                Box::new(move |s: &Sample| s.kind != "send" && s.runs_under_way == n)
+                    as Box<dyn Fn(&Sample) -> bool>,
+            )
+        }));
+    for (name, keep) in groups {
+        let mut times: Vec<Duration> = samples.iter().filter(|s| keep(s)).map(|s| s.took).collect();
+        times.sort();
+        let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+        println!(
+            "    {name:<34} {:>6} reads  p50 {p50:>8.1} ms  p99 {p99:>8.1} ms",
+            times.len()
+        );
+        by_route.insert(
+            name,
+            json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
+        );
+    }
     println!("  errors: {}", errors.len());
     let (after_10, after_all) = rss;
     let growth = after_all / after_10 - 1.0;
@@ -360,6 +418,7 @@ async fn bench() -> anyhow::Result<()> {
         // What went wrong, so a result with errors says which.
         "first_errors": errors.iter().take(3).collect::<Vec<_>>(),
         "latency": figures,
+        "latency_by": by_route,
         "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all},
     });
     record::record(&result)?;

@@ -23,11 +23,26 @@ pub fn record(result: &Value) -> anyhow::Result<()> {
             l["p99_ms"].as_f64().unwrap_or(0.0)
         )
     };
+    // Each route alone: which reads are the slow ones.
+    let routes: String = result["latency_by"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| name.starts_with('/'))
+        .map(|(name, l)| {
+            format!(
+                "| `{name}` | {} | {:.1} | {:.1} |\n",
+                l["reads"],
+                l["p50_ms"].as_f64().unwrap_or(0.0),
+                l["p99_ms"].as_f64().unwrap_or(0.0)
+            )
+        })
+        .collect();
     let section = format!(
         "{START}\n{} viewers, each reading a page or an API route {}, for {} s over a real socket, \
          with viewer tokens, while the learners of {} labs sent the course's batches and ran after each \
          ({} runs). Error answers: {}{}.\n\n\
-         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}\n\
+         | reads | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}{}{}{routes}\n\
          Then {} senders at once, each sending one event at a time to its lab's API (one shared \
          Kafka producer in the server): {:.0} sends a second.\n\n\
          | sends | count | p50 ms | p99 ms |\n|---|---|---|---|\n{}\n\

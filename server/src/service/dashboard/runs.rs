@@ -81,7 +81,7 @@ impl Dashboard {
                 // On the runs' own threads, behind the ones answering pages.
                 let run = behind::spawn(async move {
                     let result = run_pipeline(&lab, dedup, started).await;
-                    crate::process::give_back();
+                    let _ = crate::process::give_back();
                     result
                 });
                 let result = run
