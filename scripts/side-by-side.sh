@@ -3,8 +3,9 @@
 # (its tools, then the wasm) beside the server. The server's build is the longer and ends with
 # minutes on one core (its own crate); the first command runs at the lowest priority, so it takes
 # only the CPU the second leaves (those minutes, and the gaps between dependencies) and never
-# slows it. Run as equals, on 2 cores, they shared both cores from the start and `make run` took
-# 24 minutes cold (the site alone 11.5 of them). The first command's lines are marked `site |`.
+# slows it. Cold `make run` on 2 cores: 1,399 s with the two as equals, 1,361 s this way (the
+# server's build ends 6 minutes sooner, the site after it). The first command's lines are marked
+# `site |`.
 #   scripts/side-by-side.sh "FIRST COMMAND" "SECOND COMMAND"
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 FIRST SECOND" >&2; exit 2; }

@@ -365,25 +365,21 @@ async fn bench() -> anyhow::Result<()> {
             json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
         );
     }
-    // Where the slow reads are: each route alone, and reads asked with 0, 1, 2.. runs under way.
-    let mut by_route = serde_json::Map::new();
-    let groups = READS
+    // Where the slow reads are: each route alone, and the reads asked while N learners' sends
+    // (and runs) were under way.
+    let took = |keep: &dyn Fn(&Sample) -> bool| -> Vec<Duration> {
+        samples.iter().filter(|s| keep(s)).map(|s| s.took).collect()
+    };
+    let mut groups: Vec<(String, Vec<Duration>)> = READS
         .iter()
-        .map(|(_, route)| {
-            (
-                route.to_string(),
-                Box::new(move |s: &Sample| s.route == *route) as Box<dyn Fn(&Sample) -> bool>,
-            )
-        })
-        .chain((0..=args.labs).map(|n| {
-            (
-                format!("{n} runs under way"),
-                Box::new(move |s: &Sample| s.kind != "send" && s.runs_under_way == n)
-                    as Box<dyn Fn(&Sample) -> bool>,
-            )
-        }));
-    for (name, keep) in groups {
-        let mut times: Vec<Duration> = samples.iter().filter(|s| keep(s)).map(|s| s.took).collect();
+        .map(|(_, route)| (route.to_string(), took(&|s| s.route == *route)))
+        .collect();
+    groups.extend((0..=args.labs).map(|n| {
+        let busy = took(&|s| s.kind != "send" && s.runs_under_way == n);
+        (format!("{n} learners busy"), busy)
+    }));
+    let mut by_route = serde_json::Map::new();
+    for (name, mut times) in groups {
         times.sort();
         let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
         println!(
