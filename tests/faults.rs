@@ -106,6 +106,30 @@ fn a_recreated_topic_is_refused_by_name_until_reset() {
 }
 
 #[test]
+fn a_topic_made_again_answers_its_offsets_to_a_new_client_at_once() {
+    // A reset deletes the topic and makes it again; the next page or run asks its offsets from
+    // another client straight away. Ten rounds, since the broker's settling moment is short.
+    let lab = TestLab::new("remade");
+    let kafka = lab.kafka();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for round in 0..10 {
+        let parts = rt.block_on(async {
+            kafka.delete_topic(&lab.topic).await.unwrap();
+            kafka.ensure_topic(&lab.topic, 3).await.unwrap()
+        });
+        assert_eq!(parts, vec![0, 1, 2], "round {round}");
+        let other = lab.kafka();
+        for p in parts {
+            let offsets = other.log_offsets(&lab.topic, p);
+            assert!(
+                matches!(offsets, Ok((0, 0))),
+                "round {round} partition {p}: {offsets:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn two_runs_at_once_are_serialized() {
     let lab = TestLab::new("concurrent");
     for batch in ["1", "2", "3", "3", "4", "5"] {

@@ -109,19 +109,27 @@ impl Kafka {
         Ok(Some(ids))
     }
 
-    /// Whether every partition of `topic` has a leader, so produce and fetch will work.
+    /// Whether every partition of `topic` has a leader whose log answers, so produce and fetch
+    /// will work.
     fn ready(&self, topic: &str, partitions: i32) -> bool {
         let Ok(metadata) = blocking(|| self.metadata.fetch_metadata(Some(topic), REQUEST_TIMEOUT))
         else {
             return false;
         };
-        metadata.topics().iter().any(|t| {
+        let led = metadata.topics().iter().any(|t| {
             t.name() == topic
                 && t.error().is_none()
                 && t.partitions().len() == partitions as usize
                 && t.partitions()
                     .iter()
                     .all(|p| p.leader() >= 0 && p.error().is_none())
+        });
+        led && (0..partitions).all(|p| {
+            blocking(|| {
+                self.metadata
+                    .fetch_watermarks(topic, p, REQUEST_TIMEOUT)
+                    .is_ok()
+            })
         })
     }
 
@@ -206,12 +214,26 @@ impl Kafka {
     }
 
     /// The log start and end offsets of one partition: the next offset to be written is `end`.
+    ///
+    /// A topic just created has leaders in the metadata a moment before its logs answer: the
+    /// broker says "not leader" for that moment, so those answers are asked again, within the
+    /// request timeout, instead of failing the run or page that asked first.
     pub fn log_offsets(&self, topic: &str, partition: i32) -> Result<(i64, i64), KafkaError> {
-        blocking(|| {
-            self.metadata
-                .fetch_watermarks(topic, partition, REQUEST_TIMEOUT)
-        })
-        .map_err(|source| KafkaError::Offsets {
+        let started = Instant::now();
+        let result = blocking(|| {
+            loop {
+                match self
+                    .metadata
+                    .fetch_watermarks(topic, partition, REQUEST_TIMEOUT)
+                {
+                    Err(e) if leader_moving(&e) && started.elapsed() < REQUEST_TIMEOUT => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    answer => break answer,
+                }
+            }
+        });
+        result.map_err(|source| KafkaError::Offsets {
             topic: topic.into(),
             partition,
             source,
@@ -324,6 +346,18 @@ impl Producer {
             .map(|(key, value)| self.send(topic, key, value));
         futures::future::try_join_all(sends).await
     }
+}
+
+/// Whether Kafka refused only because a partition's leader is still being settled.
+fn leader_moving(error: &RdKafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::NotLeaderForPartition
+                | RDKafkaErrorCode::LeaderNotAvailable
+                | RDKafkaErrorCode::NotCoordinator
+        )
+    )
 }
 
 fn base_config(brokers: &str) -> ClientConfig {
