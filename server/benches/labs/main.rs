@@ -392,12 +392,17 @@ async fn bench() -> anyhow::Result<()> {
         );
     }
     println!("  errors: {}", errors.len());
-    let (after_10, after_all) = rss;
+    let (at_10, at_end) = rss;
+    let (after_10, after_all) = (at_10.total, at_end.total);
     let growth = after_all / after_10 - 1.0;
     println!(
         "resident memory of the server: {after_10:.0} MiB after 10 runs in one lab, {after_all:.0} MiB after {} ({:+.1} %, target within 10 %)",
         args.rss_runs,
         growth * 100.0
+    );
+    println!(
+        "  of which its own (heap, stacks) {:.1} -> {:.1} MiB, mapped files (its code among them) {:.1} -> {:.1} MiB; threads {} -> {}",
+        at_10.anonymous, at_end.anonymous, at_10.files, at_end.files, at_10.threads, at_end.threads
     );
     let result = json!({
         "readers": args.readers,
@@ -415,7 +420,9 @@ async fn bench() -> anyhow::Result<()> {
         "first_errors": errors.iter().take(3).collect::<Vec<_>>(),
         "latency": figures,
         "latency_by": by_route,
-        "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all},
+        "rss_mib": {"after_10_runs": after_10, "runs": args.rss_runs, "after_runs": after_all,
+            "anonymous": [at_10.anonymous, at_end.anonymous], "files": [at_10.files, at_end.files],
+            "threads": [at_10.threads, at_end.threads]},
     });
     record::record(&result)?;
     if !errors.is_empty() {

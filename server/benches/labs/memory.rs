@@ -1,13 +1,17 @@
 //! The server's memory over many runs: it must not grow with them.
 
-use reckon::bench::rss_mib;
+use reckon::bench::{Resident, resident};
 use serde_json::json;
 
 use super::{INSTRUCTOR, post};
 
 /// One lab (made for it) sends a course batch and runs, `runs` times; the server's resident
 /// memory after the 10th run and after the last.
-pub async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) -> (f64, f64) {
+pub async fn rss_over_runs(
+    client: &reqwest::Client,
+    base: &str,
+    runs: usize,
+) -> (Resident, Resident) {
     let made = post(
         client,
         format!("{base}/api/labs"),
@@ -16,7 +20,7 @@ pub async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) ->
     )
     .await;
     let token = made["token"].as_str().unwrap_or_default().to_string();
-    let mut after_10 = 0.0;
+    let mut after_10 = Resident::default();
     for (run, batch) in (1..=runs).zip(["1", "2", "3", "4", "5"].iter().cycle()) {
         let sent = post(
             client,
@@ -27,8 +31,8 @@ pub async fn rss_over_runs(client: &reqwest::Client, base: &str, runs: usize) ->
         .await;
         assert_eq!(sent["run"]["status"], "succeeded", "memory lab: {sent}");
         if run == 10 {
-            after_10 = rss_mib();
+            after_10 = resident();
         }
     }
-    (after_10, rss_mib())
+    (after_10, resident())
 }

@@ -317,6 +317,33 @@ pub fn rss_mib() -> f64 {
     status_mib("VmRSS:")
 }
 
+/// This process's resident memory split as the kernel counts it, in MiB, and its threads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Resident {
+    pub total: f64,
+    /// Heap, stacks and anonymous maps: what the process itself made.
+    pub anonymous: f64,
+    /// Pages of mapped files (the program's own code among them), shared and given back first.
+    pub files: f64,
+    pub threads: u64,
+}
+
+/// This process's [`Resident`] memory now.
+pub fn resident() -> Resident {
+    Resident {
+        total: rss_mib(),
+        anonymous: status_mib("RssAnon:"),
+        files: status_mib("RssFile:") + status_mib("RssShmem:"),
+        threads: std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("Threads:"))?.to_string();
+                line.split_whitespace().nth(1)?.parse().ok()
+            })
+            .unwrap_or(0),
+    }
+}
+
 /// A memory figure of `/proc/self/status` (`field` with its colon), in MiB; 0 where unknown.
 fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")

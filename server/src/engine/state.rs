@@ -37,6 +37,13 @@ pub fn save<T: Serialize>(dir: &Path, version: i64, state: &T) -> Result<(), Flo
         .map_err(|e| error(&path, e))
 }
 
+/// Which writing of the state file for `version` is there: its size and modification time, or
+/// `None` when there is none. A state parsed from a file is the file's as long as this is equal.
+pub fn stamp(dir: &Path, version: i64) -> Option<(u64, std::time::SystemTime)> {
+    let meta = fs::metadata(path(dir, version)).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
 /// The state committed as `version`.
 pub fn load<T: DeserializeOwned>(dir: &Path, version: i64) -> Result<T, FlowError> {
     let path = path(dir, version);

@@ -88,7 +88,7 @@ impl Flow for Gold {
         let hourly = cx.tables.open_or_create(TableName::HourlySales).await?;
         let processed = tables::txn_version(&hourly, APP_ID).await?;
         let state = match processed {
-            Some(v) => GoldState::load(&cx.gold_state_dir(), v)?,
+            Some(v) => GoldState::restore(&cx.gold_state_dir(), v)?,
             None => GoldState::new(self.dedup),
         };
         if state.dedup != self.dedup {
@@ -201,6 +201,7 @@ impl Flow for Gold {
         .await?;
         event.figures.table_version = Some(tables::version(&table));
         crate::engine::state::remove_old(&dir, closed.current);
+        restored.state.kept_as(&dir, closed.current);
         Ok(())
     }
 }

@@ -1,9 +1,16 @@
 //! Gold's state between runs: open hours, duplicate keys within the watermark, the watermark and
 //! the dedup setting, written to a file named by the bronze version it covers before the Delta
 //! commit that stores that version: the commit decides which state file is current.
+//!
+//! The state committed last is also kept parsed in memory, with the stamp of the file it is: a
+//! big lab's state holds tens of thousands of duplicate keys, and each run (gold's restore, the
+//! check's watermark) and each page showing open hours would otherwise parse it whole. The file
+//! stays the truth: a kept state is used only while its file is the same writing of that version.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -70,14 +77,35 @@ impl GoldState {
     }
 
     /// The state as of gold's last commit, or `None` before gold's first run.
-    pub async fn committed(cx: &FlowContext) -> Result<Option<GoldState>, FlowError> {
+    pub async fn committed(cx: &FlowContext) -> Result<Option<Arc<GoldState>>, FlowError> {
         let Some(table) = cx.tables.open(TableName::HourlySales).await? else {
             return Ok(None);
         };
         let Some(version) = tables::txn_version(&table, APP_ID).await? else {
             return Ok(None);
         };
-        Self::load(&cx.gold_state_dir(), version).map(Some)
+        let dir = cx.gold_state_dir();
+        if let Some(state) = kept(&dir, version, false) {
+            return Ok(Some(state));
+        }
+        let state = Arc::new(Self::load(&dir, version)?);
+        keep(&dir, version, state.clone());
+        Ok(Some(state))
+    }
+
+    /// The state committed as `bronze_version`, to be changed by a run: taken from memory when
+    /// it is kept there (it is kept again by [`GoldState::kept_as`] once the run commits).
+    pub(super) fn restore(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
+        match kept(dir, bronze_version, true) {
+            Some(state) => Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone())),
+            None => Self::load(dir, bronze_version),
+        }
+    }
+
+    /// Keeps this state in memory as the one committed for `bronze_version`: call it only once
+    /// the commit naming that version is made.
+    pub(super) fn kept_as(self, dir: &Path, bronze_version: i64) {
+        keep(dir, bronze_version, Arc::new(self));
     }
 
     pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
@@ -165,6 +193,48 @@ impl GoldState {
     }
 }
 
+/// One state folder's state kept: the version, the stamp of its file, the state parsed.
+struct Kept {
+    version: i64,
+    file: (u64, SystemTime),
+    state: Arc<GoldState>,
+}
+
+/// The kept states, by state folder (one per lab).
+static KEPT: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Default::default);
+
+fn kept_states() -> MutexGuard<'static, HashMap<PathBuf, Kept>> {
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The state kept for `dir` if it is the one in `version`'s file as the file is now; `take`
+/// removes it from memory.
+fn kept(dir: &Path, version: i64, take: bool) -> Option<Arc<GoldState>> {
+    let now = state::stamp(dir, version)?;
+    let mut states = kept_states();
+    let held = states.get(dir)?;
+    if held.version != version || held.file != now {
+        return None;
+    }
+    match take {
+        true => states.remove(dir).map(|k| k.state),
+        false => Some(held.state.clone()),
+    }
+}
+
+fn keep(dir: &Path, version: i64, state: Arc<GoldState>) {
+    if let Some(file) = state::stamp(dir, version) {
+        kept_states().insert(
+            dir.to_path_buf(),
+            Kept {
+                version,
+                file,
+                state,
+            },
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +307,31 @@ mod tests {
             }
         );
         assert_eq!(written.len(), 3);
+    }
+
+    #[test]
+    fn a_kept_state_is_used_only_while_its_file_is_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = GoldState::new(true);
+        state.add(1, "placed", 100, t(9, 5), None);
+        state.advance(Some(t(9, 5)));
+        state.save(dir.path(), 7).unwrap();
+        state.clone().kept_as(dir.path(), 7);
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        // Taken by that run: the next one (the run failed) reads the file.
+        assert!(kept(dir.path(), 7, false).is_none());
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        // Another process (or a reset and new runs) wrote that version again: the file wins.
+        state.clone().kept_as(dir.path(), 7);
+        let mut other = GoldState::new(true);
+        other.add(2, "placed", 300, t(10, 5), None);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        other.save(dir.path(), 7).unwrap();
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), other);
+        // A version other than the kept one is read from its file.
+        other.clone().kept_as(dir.path(), 7);
+        state.save(dir.path(), 8).unwrap();
+        assert_eq!(GoldState::restore(dir.path(), 8).unwrap(), state);
     }
 
     #[test]
