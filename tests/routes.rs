@@ -547,6 +547,9 @@ async fn one_run_at_a_time_also_against_a_cli_run() {
 
     // A CLI run holds the lab (its lock) longer than the server waits: refused, saying why.
     let cli_run = lab.open().await.lock().unwrap();
+    // The reconciliation before the lab's first check, while a run holds the lab: nothing is
+    // checked yet, said at once (it used to wait for the lock, then fail).
+    assert_eq!(site.get_json("/api/hours").await, json!([]));
     let (status, answer) = site.post("/api/runs", json!({})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     assert!(

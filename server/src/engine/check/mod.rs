@@ -33,6 +33,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a lab not checked yet: no finding.
+    pub fn not_yet() -> Self {
+        Self {
+            findings: vec![],
+            bronze_events: 0,
+            watermark: None,
+        }
+    }
+
     pub fn has_problem(&self) -> bool {
         self.findings.iter().any(|f| f.verdict == Verdict::Problem)
     }

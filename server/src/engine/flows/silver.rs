@@ -116,7 +116,7 @@ impl Flow for Silver {
 
     async fn commit(
         &mut self,
-        _: &FlowContext,
+        cx: &FlowContext,
         state: Tables,
         newest: Newest,
         event: &mut FlowRun,
@@ -130,6 +130,7 @@ impl Flow for Silver {
             event.figures.rows_written = written;
             table
         };
+        cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         Ok(())
     }

@@ -52,11 +52,17 @@ impl Kept {
         }
     }
 
-    /// Keeps `table`, just opened or brought up to date from `folder`.
+    /// Keeps `table`, just opened, brought up to date or committed from `folder`, unless a
+    /// newer handle of the same making of it is kept already.
     pub(super) fn keep(&self, name: &str, folder: &Path, table: &DeltaTable) {
         // A table whose first commit is gone (its log cleaned up) is opened anew each time.
-        if let Some(now) = stamp(folder) {
-            self.tables().insert(name.to_string(), (table.clone(), now));
+        let Some(now) = stamp(folder) else { return };
+        let mut tables = self.tables();
+        let newer_kept = tables
+            .get(name)
+            .is_some_and(|(kept, at)| *at == now && kept.version() > table.version());
+        if !newer_kept {
+            tables.insert(name.to_string(), (table.clone(), now));
         }
     }
 

@@ -245,6 +245,15 @@ impl Tables {
         Ok(Some(table))
     }
 
+    /// Keeps `table` as just committed by a flow, so the next flow opening it (silver after
+    /// bronze, the check after all) finds it up to date instead of replaying that commit again.
+    pub fn keep_committed(&self, table: &DeltaTable) {
+        if self.crash_at.is_none() {
+            let name = table_name(table);
+            self.kept.keep(&name, &self.root.join(&name), table);
+        }
+    }
+
     /// Opens a table, creating it empty (version 0) on first use.
     pub async fn open_or_create(&self, name: TableName) -> Result<DeltaTable, TableError> {
         if let Some(table) = self.open(name).await? {

@@ -6,7 +6,7 @@ use app::model::*;
 use chrono::Utc;
 
 use super::Dashboard;
-use crate::engine::check::{Check, committed_report};
+use crate::engine::check::{Check, Report, committed_report};
 use crate::engine::flow::Runner;
 use crate::engine::flows::FlowError;
 use crate::engine::pipeline::{example, history};
@@ -44,14 +44,16 @@ impl Backend for Dashboard {
         // The last check's figures, kept with its state: no recount, no wait on a run.
         let report = match committed_report(&self.lab.flows()).await.map_err(failed)? {
             Some(report) => report,
-            // Before the lab's first check: one, under the lab's lock (it costs what is there).
-            None => {
-                let _lock = self.lab.lock().map_err(failed)?;
-                Runner::new(self.lab.flows())
+            // No check committed yet. While a run holds the lab, its check is coming: nothing is
+            // checked yet, and the page says so rather than wait for the run. Otherwise (tables
+            // from before checks kept state) one check, under the lab's lock.
+            None => match self.lab.try_lock().map_err(failed)? {
+                Some(_lock) => Runner::new(self.lab.flows())
                     .run(Check)
                     .await
-                    .map_err(failed)?
-            }
+                    .map_err(failed)?,
+                None => Report::not_yet(),
+            },
         };
         hours::page(&self.lab, &report).await
     }

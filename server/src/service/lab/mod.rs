@@ -221,6 +221,16 @@ impl Lab {
         Ok(lock)
     }
 
+    /// The lab's lock if no run holds it now, without waiting: `None` while one does.
+    pub fn try_lock(&self) -> Result<Option<LabLock>, LabError> {
+        self.refuse_if_retired()?;
+        match lock::take(&self.config.data_dir, std::time::Duration::ZERO) {
+            Ok(lock) => Ok(Some(lock)),
+            Err(LabError::Busy { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn lock_file(&self) -> Result<LabLock, LabError> {
         lock::take(&self.config.data_dir, self.config.lock_wait)
     }

@@ -139,11 +139,14 @@ impl Flow for Bronze<'_> {
         let progress = |table| progress(&ranges, table, topic);
         if let Some(batch) = batches.rejects {
             // Rejects first: if the bronze commit below never happens, the rerun skips what is here.
-            tables::append(rejects, vec![batch], progress(TableName::BronzeRejects)).await?;
+            let rejects =
+                tables::append(rejects, vec![batch], progress(TableName::BronzeRejects)).await?;
+            cx.tables.keep_committed(&rejects);
         }
         event.figures.rows_written = batches.rows.iter().map(|b| b.num_rows() as u64).sum();
         let committed = progress(TableName::BronzeOrders);
         let table = tables::append(bronze, batches.rows, committed).await?;
+        cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         event.figures.source = SourceRange::Offsets {
             topic: topic.clone(),

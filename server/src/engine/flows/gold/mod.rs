@@ -199,6 +199,7 @@ impl Flow for Gold {
             vec![Transaction::new(APP_ID, closed.current)],
         )
         .await?;
+        cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         crate::engine::state::remove_old(&dir, closed.current);
         restored.state.kept_as(&dir, closed.current);
