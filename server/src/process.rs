@@ -8,8 +8,9 @@
 //! (`service::dashboard::behind`), held a lock while the OS kept them waiting. `make bench`'s
 //! labs bench measured the readers' p99 at 0.8 to 2.2 s that way, and 68 to 123 ms with jemalloc
 //! (its arenas and per-thread caches take no shared lock on the common path). Its memory after
-//! 100 runs, with [`give_back`] after each, is 10 to 12 % above that after 10 (glibc's, trimmed:
-//! 6 %): the growth is the server's own, not found yet (`bench/results.md`).
+//! 100 runs, with [`give_back`] after each, is about 5 % above that after 10: heap profiles showed
+//! no live growth run to run, and the jump there was at a table's 100th commit (a checkpoint's
+//! burst of file threads, now bounded in `service::dashboard::behind`; `bench/results.md`).
 
 use tokio::runtime::{Builder, Runtime};
 
