@@ -106,6 +106,17 @@ async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
+/// Prints one row of read times (`label` first) and returns its figures: count, p50, p99.
+fn summary(label: &str, mut times: Vec<Duration>) -> Value {
+    times.sort();
+    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+    println!(
+        "{label} {:>7} reads  p50 {p50:>8.1} ms  p99 {p99:>8.1} ms",
+        times.len()
+    );
+    json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99})
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -348,28 +359,15 @@ async fn bench() -> anyhow::Result<()> {
         "{} readers (one read every {} s each) for {} s while learners sent and ran in {} labs ({runs} runs):",
         args.readers, args.every, args.seconds, args.labs
     );
-    for kind in ["page", "api", "all", "send"] {
-        let mut times: Vec<Duration> = samples
-            .iter()
-            .filter(|s| s.kind == kind || (kind == "all" && s.kind != "send"))
-            .map(|s| s.took)
-            .collect();
-        times.sort();
-        let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
-        println!(
-            "  {kind:<5} {:>7} reads  p50 {p50:>8.1} ms  p99 {p99:>8.1} ms",
-            times.len()
-        );
-        figures.insert(
-            kind.into(),
-            json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
-        );
-    }
-    // Where the slow reads are: each route alone, and the reads asked while N learners' sends
-    // (and runs) were under way.
     let took = |keep: &dyn Fn(&Sample) -> bool| -> Vec<Duration> {
         samples.iter().filter(|s| keep(s)).map(|s| s.took).collect()
     };
+    for kind in ["page", "api", "all", "send"] {
+        let times = took(&|s| s.kind == kind || (kind == "all" && s.kind != "send"));
+        figures.insert(kind.into(), summary(&format!("  {kind:<5}"), times));
+    }
+    // Where the slow reads are: each route alone, and the reads asked while N learners' sends
+    // (and runs) were under way.
     let mut groups: Vec<(String, Vec<Duration>)> = READS
         .iter()
         .map(|(_, route)| (route.to_string(), took(&|s| s.route == *route)))
@@ -379,17 +377,9 @@ async fn bench() -> anyhow::Result<()> {
         (format!("{n} learners busy"), busy)
     }));
     let mut by_route = serde_json::Map::new();
-    for (name, mut times) in groups {
-        times.sort();
-        let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
-        println!(
-            "    {name:<34} {:>6} reads  p50 {p50:>8.1} ms  p99 {p99:>8.1} ms",
-            times.len()
-        );
-        by_route.insert(
-            name,
-            json!({"reads": times.len(), "p50_ms": p50, "p99_ms": p99}),
-        );
+    for (name, times) in groups {
+        let figures = summary(&format!("    {name:<34}"), times);
+        by_route.insert(name, figures);
     }
     println!("  errors: {}", errors.len());
     let (at_10, at_end) = rss;

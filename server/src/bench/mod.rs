@@ -328,31 +328,28 @@ pub struct Resident {
     pub threads: u64,
 }
 
-/// This process's [`Resident`] memory now.
+/// This process's [`Resident`] memory now, from one read of `/proc/self/status`.
 pub fn resident() -> Resident {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mib = |field| status_value(&status, field).map_or(0.0, |kb| kb / 1024.0);
     Resident {
-        total: rss_mib(),
-        anonymous: status_mib("RssAnon:"),
-        files: status_mib("RssFile:") + status_mib("RssShmem:"),
-        threads: std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                let line = s.lines().find(|l| l.starts_with("Threads:"))?.to_string();
-                line.split_whitespace().nth(1)?.parse().ok()
-            })
-            .unwrap_or(0),
+        total: mib("VmRSS:"),
+        anonymous: mib("RssAnon:"),
+        files: mib("RssFile:") + mib("RssShmem:"),
+        threads: status_value(&status, "Threads:").map_or(0, |n| n as u64),
     }
 }
 
 /// A memory figure of `/proc/self/status` (`field` with its colon), in MiB; 0 where unknown.
 fn status_mib(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with(field))?.to_string();
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status_value(&status, field).map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The number after `field` (with its colon) in `/proc/self/status`'s text.
+fn status_value(status: &str, field: &str) -> Option<f64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// `hourly_sales` as (hour, orders, revenue) text, sorted: what both sides must agree on.

@@ -309,13 +309,19 @@ mod tests {
         assert_eq!(written.len(), 3);
     }
 
-    #[test]
-    fn a_kept_state_is_used_only_while_its_file_is_the_same() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A state with one placed event, saved as version 7 in `dir`.
+    fn saved_state(dir: &Path) -> GoldState {
         let mut state = GoldState::new(true);
         state.add(1, "placed", 100, t(9, 5), None);
         state.advance(Some(t(9, 5)));
-        state.save(dir.path(), 7).unwrap();
+        state.save(dir, 7).unwrap();
+        state
+    }
+
+    #[test]
+    fn a_kept_state_is_used_only_while_its_file_is_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = saved_state(dir.path());
         state.clone().kept_as(dir.path(), 7);
         assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
         // Taken by that run: the next one (the run failed) reads the file.
@@ -337,10 +343,7 @@ mod tests {
     #[test]
     fn state_survives_a_save_and_load() {
         let dir = tempfile::tempdir().unwrap();
-        let mut state = GoldState::new(true);
-        state.add(1, "placed", 100, t(9, 5), None);
-        state.advance(Some(t(9, 5)));
-        state.save(dir.path(), 7).unwrap();
+        let state = saved_state(dir.path());
         assert_eq!(GoldState::load(dir.path(), 7).unwrap(), state);
     }
 }
