@@ -217,6 +217,53 @@ async fn the_benchmarks_reckon_side_on_1000_events() {
     assert!(!bench::hourly_sales(&lab).await.unwrap().is_empty());
 }
 
+/// A run of many chunks: the decoders finish them in any order, and the writer puts them back in
+/// the order they were polled, so in the run's file each partition's rows are in offset order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_big_run_writes_each_partitions_rows_in_offset_order() {
+    use deltalake::arrow::array::{Int32Array, Int64Array};
+    use deltalake::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use reckon::bench::{self, Workload};
+    use reckon::service::lab::Streams;
+    let test = TestLab::new("bigrun");
+    let lab = test.open().await;
+    let workload = Workload::new(30_000, 1);
+    lab.produce(&workload.sends[0], "bench").await.unwrap();
+    let runs = lab.run(Streams::All, true).await.unwrap();
+    assert_eq!(runs[0].figures.rows_read, 30_000);
+    let folder = lab.tables.root().join("bronze_orders");
+    let mut files = 0;
+    let mut rows = 0;
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "parquet") {
+            continue;
+        }
+        files += 1;
+        let file = std::fs::File::open(&path).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+        let mut last: std::collections::BTreeMap<i32, i64> = Default::default();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let column = |name: &str| batch.column(batch.schema().index_of(name).unwrap()).clone();
+            let partition = column("partition");
+            let partition = partition.as_any().downcast_ref::<Int32Array>().unwrap();
+            let offset = column("offset");
+            let offset = offset.as_any().downcast_ref::<Int64Array>().unwrap();
+            for i in 0..batch.num_rows() {
+                let (p, o) = (partition.value(i), offset.value(i));
+                if let Some(before) = last.insert(p, o) {
+                    assert!(o > before, "{}: partition {p} has offset {o} after {before}", path.display());
+                }
+                rows += 1;
+            }
+        }
+        assert!(last.len() > 1, "the run read more than one partition");
+    }
+    assert_eq!((files, rows), (1, 30_000), "one file of the run's rows");
+    assert!(!bench::hourly_sales(&lab).await.unwrap().is_empty());
+}
+
 /// Reckon's rule for events of one order with the same `event_time`: the first stored (by
 /// partition and offset) is the newest, in silver and in the check alike. Spark's `max_by` picks
 /// any of them, which is why the seed's check can print "orders differs" on Spark's tables.

@@ -49,6 +49,10 @@ impl Tables {
             .with_table_name(name)
             .with_columns(kernel.fields().cloned())
             .with_configuration_property(TableProperty::EnableChangeDataFeed, Some("true"))
+            .with_configuration_property(
+                TableProperty::CheckpointInterval,
+                Some(super::CHECKPOINT_INTERVAL),
+            )
             .with_save_mode(SaveMode::Ignore)
             .await
             .map_err(delta)

@@ -1,15 +1,18 @@
 //! bronze: Kafka -> `bronze_orders` (and `bronze_rejects`). Reads each partition from the offset
 //! stored in the table's `txn` actions + 1 up to the end offset seen at the start, and commits the
 //! rows with the last offset read per partition in one Delta commit. `read.rs` polls the topic
-//! while a second thread decodes what it copied out; `batch.rs` builds the Arrow batches.
+//! while decoders (`batch.rs` builds their Arrow batches) and a writer (`write.rs`, the run's
+//! Parquet file) work beside it.
 
 mod batch;
 mod read;
+mod write;
 
 use app::model::FlowRun;
 use arrow::record_batch::RecordBatch;
 use deltalake::DeltaTable;
-use deltalake::kernel::Transaction;
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::kernel::{Add, Transaction};
 
 use super::{FlowError, PartitionRange, SourceRange};
 use crate::engine::flow::{Flow, FlowContext};
@@ -43,9 +46,10 @@ pub struct Planned {
     ranges: Vec<Range>,
 }
 
-/// The new rows (a batch per partition) and the new rejects, as batches.
+/// The files the new rows were written to, and the new rejects as a batch.
 pub struct Batches {
-    rows: Vec<RecordBatch>,
+    files: Vec<Add>,
+    rows: u64,
     rejects: Option<RecordBatch>,
 }
 
@@ -101,8 +105,9 @@ impl Flow for Bronze<'_> {
         }
         let ingested_at = chrono::Utc::now().timestamp_micros();
         let reader = self.kafka.reader()?;
+        let writer = write::writer_for(&planned.bronze)?;
         let read = crate::kafka::blocking(|| {
-            read::read(&reader, &cx.topic, &planned.ranges, ingested_at)
+            read::read(&reader, &cx.topic, &planned.ranges, ingested_at, writer)
         })?;
         event.figures.rows_read = read.good + read.rejected;
         event.figures.rows_rejected = read.new_rejects;
@@ -116,7 +121,8 @@ impl Flow for Bronze<'_> {
         _: &mut FlowRun,
     ) -> Result<Batches, FlowError> {
         Ok(Batches {
-            rows: read.take_rows(),
+            files: std::mem::take(&mut read.files),
+            rows: read.good,
             rejects: (read.new_rejects > 0)
                 .then(|| read.rejects_batch())
                 .transpose()?,
@@ -143,9 +149,10 @@ impl Flow for Bronze<'_> {
                 tables::append(rejects, vec![batch], progress(TableName::BronzeRejects)).await?;
             cx.tables.keep_committed(&rejects);
         }
-        event.figures.rows_written = batches.rows.iter().map(|b| b.num_rows() as u64).sum();
-        let committed = progress(TableName::BronzeOrders);
-        let table = tables::append(bronze, batches.rows, committed).await?;
+        event.figures.rows_written = batches.rows;
+        let committed = CommitProperties::default()
+            .with_application_transactions(progress(TableName::BronzeOrders));
+        let table = tables::commit_files(bronze, batches.files, committed).await?;
         cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         event.figures.source = SourceRange::Offsets {

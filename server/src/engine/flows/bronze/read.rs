@@ -1,19 +1,22 @@
 //! Reading a run's ranges: this thread polls the consumer and copies each message out of it, in
 //! chunks; one decoder per core takes the chunks as they come and decodes each straight into
-//! Arrow columns of its own, so decoding runs on every core beside the polling. The chunks'
-//! columns are put back in the order they were polled: a partition's rows stay in offset order.
+//! Arrow columns of its own, so decoding runs on every core beside the polling; a writer thread
+//! (`write.rs`) puts the chunks' columns back in the order they were polled (a partition's rows
+//! stay in offset order) and streams them into the run's Parquet file as they come.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use arrow::record_batch::RecordBatch;
+use deltalake::kernel::Add;
+use deltalake::writer::RecordBatchWriter;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::batch::{OrderRows, Rejected, rejects_batch};
-use super::{FlowError, Range};
+use super::{FlowError, Range, write};
 use crate::engine::event::EventRef;
 use crate::engine::tables::TableError;
 use crate::kafka::KafkaError;
@@ -25,10 +28,9 @@ const CHUNK: usize = 4096;
 /// Decoders at most, however many cores the machine has.
 const MAX_DECODERS: usize = 4;
 
-/// What one run read: per partition, its rows decoded straight into `bronze_orders`' columns, a
-/// batch per chunk in offset order; and the rejects.
+/// What one run read: the files its rows were written to (not committed yet), and the rejects.
 pub struct Read {
-    pub(super) rows: BTreeMap<i32, Vec<RecordBatch>>,
+    pub(super) files: Vec<Add>,
     pub(super) rejects: Vec<Rejected>,
     pub(super) ingested_at: i64,
     pub(super) good: u64,
@@ -64,10 +66,11 @@ impl Chunk {
     }
 }
 
-/// One chunk decoded: its rows per partition, its rejects and its counts.
+/// One chunk decoded: its rows (a batch per partition, for the writer), its rejects and its
+/// counts.
 struct Decoded {
     index: usize,
-    rows: Result<Vec<(i32, RecordBatch)>, TableError>,
+    rows: Result<Vec<RecordBatch>, TableError>,
     rejects: Vec<Rejected>,
     good: u64,
     rejected: u64,
@@ -125,31 +128,27 @@ impl Decoded {
         out.rows = rows
             .into_iter()
             .filter(|(_, rows)| !rows.is_empty())
-            .map(|(partition, rows)| Ok((partition, rows.finish()?)))
+            .map(|(_, rows)| rows.finish())
             .collect();
         out
     }
 }
 
 impl Read {
-    /// The run's rows: in partition order, each partition's batches in offset order.
-    pub(super) fn take_rows(&mut self) -> Vec<RecordBatch> {
-        std::mem::take(&mut self.rows)
-            .into_values()
-            .flatten()
-            .collect()
-    }
-
     /// The run's new rejects as one batch of `bronze_rejects`.
     pub(super) fn rejects_batch(&self) -> Result<RecordBatch, TableError> {
         rejects_batch(&self.rejects, self.ingested_at)
     }
 
-    /// The chunks' work put together in polling order.
-    fn gather(mut decoded: Vec<Decoded>, ingested_at: i64) -> Result<Self, TableError> {
+    /// The chunks' counts and rejects put together in polling order, with the files written.
+    fn gather(
+        mut decoded: Vec<Decoded>,
+        files: Vec<Add>,
+        ingested_at: i64,
+    ) -> Result<Self, TableError> {
         decoded.sort_by_key(|d| d.index);
         let mut read = Self {
-            rows: BTreeMap::new(),
+            files,
             rejects: vec![],
             ingested_at,
             good: 0,
@@ -157,9 +156,7 @@ impl Read {
             new_rejects: 0,
         };
         for d in decoded {
-            for (partition, batch) in d.rows? {
-                read.rows.entry(partition).or_default().push(batch);
-            }
+            d.rows?;
             read.rejects.extend(d.rejects);
             read.good += d.good;
             read.rejected += d.rejected;
@@ -169,33 +166,46 @@ impl Read {
     }
 }
 
-/// Reads every range of `ranges` with work, decoding beside the polling on every core.
+/// Reads every range of `ranges` with work, decoding beside the polling on every core and
+/// writing the rows with `writer` as they are decoded.
 pub(super) fn read(
     reader: &BaseConsumer,
     topic: &str,
     ranges: &[Range],
     ingested_at: i64,
+    writer: RecordBatchWriter,
 ) -> Result<Read, FlowError> {
     let decoders = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_DECODERS));
-    let (chunks, decoded) = mpsc::sync_channel::<Chunk>(2 * decoders);
-    let decoded = Mutex::new(decoded);
+    let (chunks, to_decode) = mpsc::sync_channel::<Chunk>(2 * decoders);
+    let to_decode = Mutex::new(to_decode);
+    let (rows, to_write) = mpsc::channel();
     std::thread::scope(|scope| {
+        let writing = scope.spawn(move || write::write_in_order(writer, to_write));
         let workers: Vec<_> = (0..decoders)
             .map(|_| {
-                let decoded = &decoded;
+                let to_decode = &to_decode;
+                let rows = rows.clone();
                 scope.spawn(move || {
                     let mut done = vec![];
                     loop {
                         // The lock is held only to take the next chunk, never while decoding.
-                        let next = decoded.lock().expect("bronze's chunk queue").recv();
+                        let next = to_decode.lock().expect("bronze's chunk queue").recv();
                         let Ok(chunk) = next else {
                             return done;
                         };
-                        done.push(Decoded::of(&chunk, ingested_at));
+                        let mut decoded = Decoded::of(&chunk, ingested_at);
+                        let batches = match &mut decoded.rows {
+                            Ok(batches) => std::mem::take(batches),
+                            Err(_) => vec![],
+                        };
+                        // The writer stops early only on an error, which its join reports.
+                        let _ = rows.send((decoded.index, batches));
+                        done.push(decoded);
                     }
                 })
             })
             .collect();
+        drop(rows);
         let polled = poll(reader, topic, ranges, |chunk| {
             // A decoder only stops early by panicking, which the join below reports.
             let _ = chunks.send(chunk);
@@ -205,8 +215,9 @@ pub(super) fn read(
             .into_iter()
             .flat_map(|w| w.join().expect("a decoder thread of bronze panicked"))
             .collect();
+        let files = writing.join().expect("bronze's writer thread panicked");
         polled?;
-        Ok(Read::gather(done, ingested_at)?)
+        Ok(Read::gather(done, files?, ingested_at)?)
     })
 }
 
