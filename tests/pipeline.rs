@@ -241,7 +241,10 @@ async fn a_big_run_writes_each_partitions_rows_in_offset_order() {
         }
         files += 1;
         let file = std::fs::File::open(&path).unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
         let mut last: std::collections::BTreeMap<i32, i64> = Default::default();
         for batch in reader {
             let batch = batch.unwrap();
@@ -253,7 +256,11 @@ async fn a_big_run_writes_each_partitions_rows_in_offset_order() {
             for i in 0..batch.num_rows() {
                 let (p, o) = (partition.value(i), offset.value(i));
                 if let Some(before) = last.insert(p, o) {
-                    assert!(o > before, "{}: partition {p} has offset {o} after {before}", path.display());
+                    assert!(
+                        o > before,
+                        "{}: partition {p} has offset {o} after {before}",
+                        path.display()
+                    );
                 }
                 rows += 1;
             }

@@ -276,7 +276,10 @@ impl Tables {
             .create()
             .with_table_name(name.as_str())
             .with_columns(schema.fields().cloned())
-            .with_configuration_property(TableProperty::CheckpointInterval, Some(CHECKPOINT_INTERVAL))
+            .with_configuration_property(
+                TableProperty::CheckpointInterval,
+                Some(CHECKPOINT_INTERVAL),
+            )
             .with_save_mode(SaveMode::Ignore);
         if name == TableName::BronzeOrders {
             // Silver and gold read only what each bronze commit added.
