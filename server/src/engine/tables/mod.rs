@@ -323,6 +323,14 @@ pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>
 /// 100, a refresh 1.4 and 9.2 ms, so a run grew dearer with the lab's age rather than its size.
 pub const CHECKPOINT_INTERVAL: &str = "10";
 
+/// delta-rs's writer of Parquet files (with their statistics) for `table`'s new rows.
+pub fn writer(table: &DeltaTable) -> Result<RecordBatchWriter, TableError> {
+    RecordBatchWriter::for_table(table).map_err(|source| TableError::Delta {
+        table: table_name(table),
+        source,
+    })
+}
+
 /// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.
 /// The rows go through delta-rs's `RecordBatchWriter` (Parquet files with their statistics)
 /// rather than its `write` operation, which plans each append as a DataFusion query.
@@ -337,7 +345,7 @@ pub async fn append(
     };
     let mut files = vec![];
     if batches.iter().any(|b| b.num_rows() > 0) {
-        let mut writer = RecordBatchWriter::for_table(&table).map_err(delta)?;
+        let mut writer = writer(&table)?;
         for batch in batches.into_iter().filter(|b| b.num_rows() > 0) {
             writer.write(batch).await.map_err(delta)?;
         }

@@ -12,10 +12,10 @@ use tokio::task::JoinHandle;
 const NICE: libc::c_int = 10;
 
 /// The threads a run may block on files with, per core. delta-rs does file work on the blocking
-/// pool, a file per task; a checkpoint (then every 100th commit of a table, now every 10th) started
-/// some 90 threads at once, each with its stack and allocator cache: the labs bench saw the server's memory jump
-/// 15 MiB at its 100th run, against 4 MiB over the 90 runs before. Files on 2 cores go no faster
-/// with more threads than this.
+/// pool, a file per task; a checkpoint (then every 100th commit of a table, now every 10th)
+/// started some 90 threads at once, each with its stack and allocator cache: the labs bench saw
+/// the server's memory jump 15 MiB at its 100th run, against 4 MiB over the 90 runs before. Files
+/// on 2 cores go no faster with more threads than this.
 const BLOCKING_PER_CORE: usize = 4;
 
 static RUNS: OnceLock<Runtime> = OnceLock::new();

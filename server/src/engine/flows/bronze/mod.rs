@@ -105,7 +105,7 @@ impl Flow for Bronze<'_> {
         }
         let ingested_at = chrono::Utc::now().timestamp_micros();
         let reader = self.kafka.reader()?;
-        let writer = write::writer_for(&planned.bronze)?;
+        let writer = tables::writer(&planned.bronze)?;
         let read = crate::kafka::blocking(|| {
             read::read(&reader, &cx.topic, &planned.ranges, ingested_at, writer)
         })?;

@@ -8,16 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::Receiver;
 
 use arrow::record_batch::RecordBatch;
+use deltalake::DeltaTableError;
 use deltalake::kernel::Add;
 use deltalake::writer::{DeltaWriter, RecordBatchWriter};
-use deltalake::{DeltaTable, DeltaTableError};
 
 use crate::engine::tables::{TableError, TableName};
-
-/// The table's writer, ready for a run's rows.
-pub(super) fn writer_for(table: &DeltaTable) -> Result<RecordBatchWriter, TableError> {
-    RecordBatchWriter::for_table(table).map_err(delta)
-}
 
 /// Writes the batches of each chunk that `decoded` hands over (`(index, batches)`, in any
 /// order) in chunk order, so a partition's rows stay in offset order; returns the files written.
