@@ -8,7 +8,6 @@ use arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
-use deltalake::kernel::transaction::CommitProperties;
 
 use super::{FlowError, SourceRange, bronze_changes, pending, query_changes};
 use crate::engine::columns::Columns;
@@ -157,6 +156,7 @@ async fn merge(
         source,
     };
     let before = tables::version(&orders);
+    let committed = tables::commit_properties(&orders, vec![progress.clone()]);
     let (table, metrics) = orders
         .merge(source, "target.order_id = source.order_id")
         .with_source_alias("source")
@@ -179,9 +179,7 @@ async fn merge(
                 .set("event_time", "source.event_time")
         })
         .map_err(delta)?
-        .with_commit_properties(
-            CommitProperties::default().with_application_transaction(progress.clone()),
-        )
+        .with_commit_properties(committed)
         .await
         .map_err(delta)?;
     let written = (metrics.num_target_rows_inserted + metrics.num_target_rows_updated) as u64;

@@ -1,17 +1,16 @@
 //! The lab's Delta tables: their schemas, opening and creating them, the `txn` versions streams
-//! store their progress in; `cutter.rs` is the object store that lets crash tests cut a commit in half.
+//! store their progress in; `writes.rs` how rows and progress are committed; `cutter.rs` is the
+//! object store that lets crash tests cut a commit in half.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use deltalake::kernel::StructType;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
-use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
-use deltalake::kernel::{Action, Add, StructType, Transaction};
 use deltalake::logstore::object_store::local::LocalFileSystem;
-use deltalake::protocol::{DeltaOperation, SaveMode};
-use deltalake::writer::{DeltaWriter, RecordBatchWriter};
+use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError, TableProperty};
 
 use crate::crash::{CrashPoint, Moment};
@@ -23,6 +22,9 @@ mod cutter;
 mod kept;
 mod named;
 mod txns;
+mod writes;
+
+pub use writes::{CHECKPOINT_INTERVAL, append, commit_files, commit_properties, writer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -315,75 +317,6 @@ pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>
         source,
     };
     txns::version(table, app_id).await.map_err(delta)
-}
-
-/// Commits between checkpoints of every table Reckon creates: Delta Lake's own default (Spark's).
-/// delta-rs writes one every 100 commits by default, and each commit and each refresh of a table
-/// replays its log since the last checkpoint: one commit took 3.7 ms at 10 commits and 9.9 ms at
-/// 100, a refresh 1.4 and 9.2 ms, so a run grew dearer with the lab's age rather than its size.
-pub const CHECKPOINT_INTERVAL: &str = "10";
-
-/// delta-rs's writer of Parquet files (with their statistics) for `table`'s new rows.
-pub fn writer(table: &DeltaTable) -> Result<RecordBatchWriter, TableError> {
-    RecordBatchWriter::for_table(table).map_err(|source| TableError::Delta {
-        table: table_name(table),
-        source,
-    })
-}
-
-/// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.
-/// The rows go through delta-rs's `RecordBatchWriter` (Parquet files with their statistics)
-/// rather than its `write` operation, which plans each append as a DataFusion query.
-pub async fn append(
-    table: DeltaTable,
-    batches: Vec<arrow::record_batch::RecordBatch>,
-    progress: Vec<Transaction>,
-) -> Result<DeltaTable, TableError> {
-    let delta = |source| TableError::Delta {
-        table: table_name(&table),
-        source,
-    };
-    let mut files = vec![];
-    if batches.iter().any(|b| b.num_rows() > 0) {
-        let mut writer = writer(&table)?;
-        for batch in batches.into_iter().filter(|b| b.num_rows() > 0) {
-            writer.write(batch).await.map_err(delta)?;
-        }
-        files = writer.flush().await.map_err(delta)?;
-    }
-    let properties = CommitProperties::default().with_application_transactions(progress);
-    // With no rows the progress still moves: a commit of `txn` actions only.
-    commit_files(table, files, properties).await
-}
-
-/// Commits data files written already (by a `RecordBatchWriter`) as an append, with the
-/// properties (the stream's progress) in the same commit.
-pub async fn commit_files(
-    mut table: DeltaTable,
-    files: Vec<Add>,
-    properties: CommitProperties,
-) -> Result<DeltaTable, TableError> {
-    let delta = |source| TableError::Delta {
-        table: table_name(&table),
-        source,
-    };
-    let operation = DeltaOperation::Write {
-        mode: SaveMode::Append,
-        partition_by: None,
-        predicate: None,
-    };
-    let committed = CommitBuilder::from(properties)
-        .with_actions(files.into_iter().map(Action::Add).collect())
-        .build(
-            Some(table.snapshot().map_err(delta)?),
-            table.log_store(),
-            operation,
-        )
-        .await
-        .map_err(delta)?;
-    // The commit's own snapshot: the table is up to date without reading its log again.
-    table.state = Some(committed.snapshot());
-    Ok(table)
 }
 
 /// Runs `sql` in `ctx` and collects its rows; an error names `what` the query was about.

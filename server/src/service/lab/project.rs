@@ -11,13 +11,12 @@ use super::{Lab, LabError};
 use crate::engine::flow::Runner;
 use crate::engine::flows::FlowError;
 use deltalake::kernel::Transaction;
-use deltalake::kernel::transaction::CommitProperties;
 
 use crate::engine::pipeline::check;
 use crate::engine::pipeline::declared::{self, Declared, QUARANTINE, quarantine_app_id};
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
 use crate::engine::pipeline::sql::Source;
-use crate::engine::tables::TableError;
+use crate::engine::tables::{self, TableError};
 
 /// What a pipeline run did: its history id, and each flow's event in the order they ran.
 #[derive(Debug)]
@@ -164,12 +163,11 @@ impl Lab {
         if let Some(quarantine) = cx.tables.open_named(QUARANTINE).await? {
             // Its rows go, and its count of commits starts again with the table's.
             let restart = Transaction::new(quarantine_app_id(name), 0);
+            let committed = tables::commit_properties(&quarantine, vec![restart]);
             quarantine
                 .delete()
                 .with_predicate(format!("\"table\" = '{}'", name.replace('\'', "''")))
-                .with_commit_properties(
-                    CommitProperties::default().with_application_transaction(restart),
-                )
+                .with_commit_properties(committed)
                 .await
                 .map_err(|source| TableError::Delta {
                     table: QUARANTINE.to_string(),

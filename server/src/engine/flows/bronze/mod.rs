@@ -11,7 +11,6 @@ mod write;
 use app::model::FlowRun;
 use arrow::record_batch::RecordBatch;
 use deltalake::DeltaTable;
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::{Add, Transaction};
 
 use super::{FlowError, PartitionRange, SourceRange};
@@ -150,8 +149,7 @@ impl Flow for Bronze<'_> {
             cx.tables.keep_committed(&rejects);
         }
         event.figures.rows_written = batches.rows;
-        let committed = CommitProperties::default()
-            .with_application_transactions(progress(TableName::BronzeOrders));
+        let committed = tables::commit_properties(&bronze, progress(TableName::BronzeOrders));
         let table = tables::commit_files(bronze, batches.files, committed).await?;
         cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));

@@ -23,7 +23,6 @@ use arrow::datatypes::Schema;
 use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::operations::write::SchemaMode;
 use deltalake::protocol::SaveMode;
 use serde::{Deserialize, Serialize};
@@ -346,13 +345,12 @@ impl Flow for Declared<'_> {
                 (rows, SaveMode::Overwrite, SchemaMode::Overwrite)
             }
         };
+        let committed = tables::commit_properties(&table, progress);
         let table = table
             .write(vec![rows])
             .with_save_mode(save)
             .with_schema_mode(schema)
-            .with_commit_properties(
-                CommitProperties::default().with_application_transactions(progress),
-            )
+            .with_commit_properties(committed)
             .await
             .map_err(|source| TableError::Delta {
                 table: target.clone(),

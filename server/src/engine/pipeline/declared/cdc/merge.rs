@@ -12,7 +12,6 @@ use datafusion::common::{Column, ScalarValue};
 use datafusion::prelude::{Expr, SessionContext, col, lit};
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::protocol::SaveMode;
 
 use super::replay::{START_AT, Spec};
@@ -165,7 +164,7 @@ pub async fn write(
         table: target.to_string(),
         source,
     };
-    let commit = CommitProperties::default().with_application_transaction(progress.clone());
+    let commit = tables::commit_properties(&table, vec![progress.clone()]);
     if !applied.existed {
         let upserted = applied.rows.num_rows() as u64;
         let table = table
