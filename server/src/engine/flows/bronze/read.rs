@@ -206,16 +206,31 @@ pub(super) fn read(
             })
             .collect();
         drop(rows);
+        let started = Instant::now();
+        let mut first = None;
         let polled = poll(reader, topic, ranges, |chunk| {
+            first.get_or_insert_with(|| started.elapsed());
             // A decoder only stops early by panicking, which the join below reports.
             let _ = chunks.send(chunk);
         });
+        let polling = started.elapsed();
         drop(chunks);
         let done: Vec<Decoded> = workers
             .into_iter()
             .flat_map(|w| w.join().expect("a decoder thread of bronze panicked"))
             .collect();
+        let decoding = started.elapsed();
         let files = writing.join().expect("bronze's writer thread panicked");
+        // Where a read's time goes: the polling (to the first full chunk, and to the last
+        // message), then the decoding and the writing still to finish after it.
+        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+        tracing::debug!(
+            flow = "bronze",
+            first_chunk_ms = ms(first),
+            polled_ms = ms(Some(polling)),
+            decoded_ms = ms(Some(decoding)),
+            written_ms = ms(Some(started.elapsed())),
+        );
         polled?;
         Ok(Read::gather(done, files?, ingested_at)?)
     })
