@@ -102,7 +102,8 @@ pub async fn commit_files(
 /// The properties of a commit to `table` that stores `progress` with its data. Expired logs are
 /// cleaned only by the commits that write a checkpoint, as Spark's Delta does: delta-rs cleans
 /// after every commit by default, listing the whole `_delta_log` each time, a cost that grows with
-/// the table's age and removes nothing between checkpoints (only logs a checkpoint covers can go).
+/// the table's age. Only logs a checkpoint covers can go, and those that expire between two
+/// checkpoints now wait for the next one (at most 9 commits).
 pub fn commit_properties(table: &DeltaTable, progress: Vec<Transaction>) -> CommitProperties {
     let properties = CommitProperties::default().with_application_transactions(progress);
     let Ok(snapshot) = table.snapshot() else {
