@@ -64,18 +64,18 @@ pub async fn append(
         }
         files = writer.flush().await.map_err(delta)?;
     }
-    let properties = commit_properties(&table, progress);
     // With no rows the progress still moves: a commit of `txn` actions only.
-    commit_files(table, files, properties).await
+    commit_files(table, files, progress).await
 }
 
 /// Commits data files written already (by a `RecordBatchWriter`) as an append, with the
-/// properties (the stream's progress) in the same commit.
+/// stream's progress in the same commit.
 pub async fn commit_files(
     mut table: DeltaTable,
     files: Vec<Add>,
-    properties: CommitProperties,
+    progress: Vec<Transaction>,
 ) -> Result<DeltaTable, TableError> {
+    let properties = commit_properties(&table, progress);
     let delta = |source| TableError::Delta {
         table: table_name(&table),
         source,
@@ -103,7 +103,7 @@ pub async fn commit_files(
 /// cleaned only by the commits that write a checkpoint, as Spark's Delta does: delta-rs cleans
 /// after every commit by default, listing the whole `_delta_log` each time, a cost that grows with
 /// the table's age. Only logs a checkpoint covers can go, and those that expire between two
-/// checkpoints now wait for the next one (at most 9 commits).
+/// checkpoints now wait for the next one (at most the interval's commits less one).
 pub fn commit_properties(table: &DeltaTable, progress: Vec<Transaction>) -> CommitProperties {
     let properties = CommitProperties::default().with_application_transactions(progress);
     let Ok(snapshot) = table.snapshot() else {

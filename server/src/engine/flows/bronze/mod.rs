@@ -149,8 +149,8 @@ impl Flow for Bronze<'_> {
             cx.tables.keep_committed(&rejects);
         }
         event.figures.rows_written = batches.rows;
-        let committed = tables::commit_properties(&bronze, progress(TableName::BronzeOrders));
-        let table = tables::commit_files(bronze, batches.files, committed).await?;
+        let progress = progress(TableName::BronzeOrders);
+        let table = tables::commit_files(bronze, batches.files, progress).await?;
         cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         event.figures.source = SourceRange::Offsets {

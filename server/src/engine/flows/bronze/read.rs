@@ -223,13 +223,13 @@ pub(super) fn read(
         let files = writing.join().expect("bronze's writer thread panicked");
         // Where a read's time goes: the polling (to the first full chunk, and to the last
         // message), then the decoding and the writing still to finish after it.
-        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         tracing::debug!(
             flow = "bronze",
-            first_chunk_ms = ms(first),
-            polled_ms = ms(Some(polling)),
-            decoded_ms = ms(Some(decoding)),
-            written_ms = ms(Some(started.elapsed())),
+            first_chunk_ms = first.map_or(f64::NAN, ms),
+            polled_ms = ms(polling),
+            decoded_ms = ms(decoding),
+            written_ms = ms(started.elapsed()),
         );
         polled?;
         Ok(Read::gather(done, files?, ingested_at)?)
