@@ -183,6 +183,15 @@ async fn merge(
         .await
         .map_err(delta)?;
     let written = (metrics.num_target_rows_inserted + metrics.num_target_rows_updated) as u64;
+    tracing::debug!(
+        flow = "silver",
+        files_scanned = metrics.num_target_files_scanned,
+        files_skipped = metrics.num_target_files_skipped_during_scan,
+        rows_copied = metrics.num_target_rows_copied,
+        scan_ms = metrics.scan_time_ms,
+        rewrite_ms = metrics.rewrite_time_ms,
+        merge_ms = metrics.execution_time_ms,
+    );
     let table = if tables::version(&table) == before {
         // A MERGE that changes nothing (a repeat of an event) commits nothing, so the progress
         // needs a commit of its own, or the next run would read this batch again.
