@@ -1,10 +1,13 @@
 //! The incremental check against the full recount, on random scenarios split into random runs:
 //! events of six orders with ties on event time, resends, late and out-of-order times, malformed messages,
-//! runs of only some streams, dedup on and off. After every step, `reckon check` (from the state
-//! kept run by run) and `reckon check --full` (from scratch) print the same findings. Real broker,
-//! real Delta tables; each scenario has its own topic and folder.
+//! runs of only some streams, dedup on and off, tables compacted after every check or never.
+//! After every step, `reckon check` (from the state kept run by run) and `reckon check --full`
+//! (from scratch) print the same findings. Real broker, real Delta tables; each scenario has its
+//! own topic and folder.
 
 mod common;
+
+use std::path::Path;
 
 use common::{TestLab, stderr};
 use reckon::engine::rng::Rng;
@@ -47,12 +50,24 @@ fn scenario(rng: &mut Rng, batches: usize) -> Value {
     json!({"name": "random", "batches": out, "sends": sends})
 }
 
-/// The findings of `reckon check [--full] --json`, and the events it counted.
-fn findings(lab: &TestLab, full: bool) -> Value {
+/// The commits in a table's log that compacted it (delta-rs's `OPTIMIZE`).
+fn compactions(table: &Path) -> usize {
+    let Ok(dir) = std::fs::read_dir(table.join("_delta_log")) else {
+        return 0;
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .filter(|text| text.contains(r#""operation":"OPTIMIZE""#))
+        .count()
+}
+
+/// The findings of `reckon check [--full] --json` (with `extra` options), and the events it
+/// counted.
+fn findings(lab: &TestLab, full: bool, extra: &[&str]) -> Value {
     let mut args = vec!["check", "--json"];
     if full {
         args.push("--full");
     }
+    args.extend(extra);
     let out = lab.reckon(&args);
     assert!(
         matches!(out.status.code(), Some(0) | Some(1)),
@@ -65,6 +80,7 @@ fn findings(lab: &TestLab, full: bool) -> Value {
 
 #[test]
 fn the_incremental_check_always_agrees_with_the_full_recount() {
+    let mut compactions_seen = 0;
     for seed in 1..=6u64 {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);
         let lab = TestLab::new(&format!("incremental{seed}"));
@@ -73,12 +89,18 @@ fn the_incremental_check_always_agrees_with_the_full_recount() {
         std::fs::write(&file, scenario(&mut rng, batches).to_string()).unwrap();
         let file = file.display().to_string();
         let dedup = rng.percent(70);
+        // Odd seeds compact a table after every check once it holds two small files.
+        let extra: &[&str] = match seed % 2 {
+            1 => &["--compact-after", "1"],
+            _ => &["--compact-after", "0"],
+        };
         let run = |which: Option<&str>| {
             let mut args = vec!["run"];
             args.extend(which);
             if !dedup {
                 args.push("--no-dedup");
             }
+            args.extend(extra);
             lab.ok(&args);
         };
         let mut steps = vec![];
@@ -112,7 +134,7 @@ fn the_incremental_check_always_agrees_with_the_full_recount() {
                     steps.push("run".into());
                 }
             }
-            let (incremental, full) = (findings(&lab, false), findings(&lab, true));
+            let (incremental, full) = (findings(&lab, false, extra), findings(&lab, true, &[]));
             assert_eq!(
                 incremental, full,
                 "seed {seed}, dedup {dedup}, after {steps:?}"
@@ -120,9 +142,75 @@ fn the_incremental_check_always_agrees_with_the_full_recount() {
         }
         run(None);
         assert_eq!(
-            findings(&lab, false),
-            findings(&lab, true),
+            findings(&lab, false, extra),
+            findings(&lab, true, &[]),
             "seed {seed}, dedup {dedup}, at the end of {steps:?}"
         );
+        let tables = lab.data().join("tables");
+        let compacted: usize = ["bronze_orders", "orders", "hourly_sales"]
+            .iter()
+            .map(|t| compactions(&tables.join(t)))
+            .sum();
+        match seed % 2 {
+            1 => compactions_seen += compacted,
+            _ => assert_eq!(compacted, 0, "seed {seed} compacts nothing"),
+        }
     }
+    assert!(compactions_seen > 0, "no scenario compacted a table");
+}
+
+/// A lab whose tables are compacted after every check once they hold more than two small files:
+/// each check reads only the rows its run added (a compaction's files are moved in its state,
+/// never counted again), agrees with the full recount, and bronze stays at a few files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacted_tables_are_checked_without_counting_them_again() {
+    let test = TestLab::new("compacted");
+    let mut rng = Rng(0x5EED);
+    let mut batches = serde_json::Map::new();
+    let mut sizes = vec![];
+    for b in 1..=9 {
+        let batch: Vec<Value> = (0..3 + rng.below(6)).map(|_| event(&mut rng)).collect();
+        sizes.push(batch.len() as u64);
+        batches.insert(b.to_string(), Value::Array(batch));
+    }
+    let sends: Vec<String> = (1..=9).map(|b| b.to_string()).collect();
+    let file = test.data().join("nine.json");
+    let scenario = json!({"name": "nine", "batches": batches, "sends": sends});
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let mut config = test.config();
+    config.compact_after = 2;
+    let lab = reckon::Lab::new(config);
+    for (i, sent) in sizes.iter().enumerate() {
+        let batch = (i + 1).to_string();
+        let args = [
+            "produce",
+            "--scenario",
+            file.to_str().unwrap(),
+            "--batch",
+            &batch,
+        ];
+        tokio::task::block_in_place(|| test.ok(&args));
+        let (events, report) = lab.pipeline(true).await.unwrap();
+        let check = events.iter().find(|e| e.flow == "check").unwrap();
+        assert_eq!(
+            check.figures.rows_read, *sent,
+            "run {batch}: the check read the run's new bronze rows, and only those"
+        );
+        let full = lab.check_full().await.unwrap();
+        assert_eq!(report.to_string(), full.to_string(), "after run {batch}");
+    }
+    let tables = test.data().join("tables");
+    assert!(compactions(&tables.join("bronze_orders")) >= 2);
+    assert!(compactions(&tables.join("orders")) >= 2);
+    let bronze = lab
+        .tables
+        .open(reckon::engine::tables::TableName::BronzeOrders);
+    let files = bronze
+        .await
+        .unwrap()
+        .unwrap()
+        .get_file_uris()
+        .unwrap()
+        .count();
+    assert!(files <= 3, "bronze holds {files} files after 9 runs");
 }

@@ -32,6 +32,7 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     config.brokers = cli.brokers.clone();
     config.topic = cli.topic.clone();
     config.partitions = cli.partitions;
+    config.compact_after = cli.compact_after;
     config.lock_wait = Duration::from_secs(cli.lock_wait);
     config.crash_at = cli.crash_at.clone();
     config.local_broker.port = cli.broker_port;

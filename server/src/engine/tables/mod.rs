@@ -18,13 +18,16 @@ use cutter::CommitCutter;
 
 pub mod changes;
 pub mod commits;
+pub mod compact;
 mod cutter;
 mod kept;
 mod named;
 mod txns;
 mod writes;
 
-pub use writes::{CHECKPOINT_INTERVAL, append, commit_files, commit_properties, writer};
+pub use writes::{
+    CHECKPOINT_INTERVAL, append, commit_files, commit_properties, writer, writer_properties,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {

@@ -33,15 +33,24 @@ const UNIQUE_COLUMNS: [&str; 5] = [
 /// delta-rs's writer of Parquet files (with their statistics) for `table`'s new rows: Snappy, as
 /// delta-rs writes, with plain encoding for the columns of [`UNIQUE_COLUMNS`].
 pub fn writer(table: &DeltaTable) -> Result<RecordBatchWriter, TableError> {
-    let properties = UNIQUE_COLUMNS.into_iter().fold(
-        WriterProperties::builder().set_compression(Compression::SNAPPY),
-        |builder, column| builder.set_column_dictionary_enabled(ColumnPath::from(column), false),
-    );
     let writer = RecordBatchWriter::for_table(table).map_err(|source| TableError::Delta {
         table: table_name(table),
         source,
     })?;
-    Ok(writer.with_writer_properties(properties.build()))
+    Ok(writer.with_writer_properties(writer_properties()))
+}
+
+/// How Reckon writes Parquet: Snappy, plain encoding for the columns of [`UNIQUE_COLUMNS`].
+pub fn writer_properties() -> WriterProperties {
+    UNIQUE_COLUMNS
+        .into_iter()
+        .fold(
+            WriterProperties::builder().set_compression(Compression::SNAPPY),
+            |builder, column| {
+                builder.set_column_dictionary_enabled(ColumnPath::from(column), false)
+            },
+        )
+        .build()
 }
 
 /// Commits rows (possibly none) with the stream's progress in the same commit, so the two agree.

@@ -9,7 +9,7 @@ use crate::engine::flow::Runner;
 use crate::engine::flows::bronze::Bronze;
 use crate::engine::flows::gold::Gold;
 use crate::engine::flows::silver::Silver;
-use crate::engine::tables::TableName;
+use crate::engine::tables::{TableName, compact};
 use crate::kafka::Kafka;
 
 impl Streams {
@@ -108,8 +108,10 @@ impl Lab {
         started(id);
         let mut runner = Runner::new(self.flows());
         let result = run_flows(&mut runner, kafka, streams, dedup, check).await;
-        if result.is_err() {
-            runner.skip_rest(&plan(streams, check));
+        match &result {
+            Ok(Some(_)) => self.compact().await,
+            Ok(None) => {}
+            Err(_) => runner.skip_rest(&plan(streams, check)),
         }
         let events = runner.into_events();
         let findings = match &result {
@@ -119,6 +121,23 @@ impl Lab {
         self.finish_record(id, &events, findings, result.as_ref().err())
             .await;
         result.map(|report| (events, report))
+    }
+
+    /// After a check, which has counted every file of the tables, their small files are
+    /// compacted (`tables::compact`). A failure leaves a table as it was (a Delta commit is
+    /// whole or absent) and is logged: the run's data is committed already.
+    async fn compact(&self) {
+        for name in TableName::ALL {
+            match compact::compact(&self.tables, name, self.config.compact_after).await {
+                Ok(Some(m)) => tracing::debug!(
+                    "compacted {name}: {} files into {}",
+                    m.num_files_removed,
+                    m.num_files_added
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("could not compact {name}'s small files: {e}"),
+            }
+        }
     }
 
     pub(super) async fn start_record(&self) -> Option<i64> {

@@ -4,12 +4,15 @@
 //! has not counted yet, so a check costs what the run added. Its lines come from the same
 //! function as the full check's, and must always be the same (`reckon check --full` recounts).
 //!
-//! restore: the state, and the tables as they are now. read: the rows of their new files (and,
-//! for `orders`, which MERGE rewrites, the files gone). process: the state updated in one
-//! transaction, the lines. commit: the transaction. A table that only appends but lost a file
-//! (compacted, recreated) is counted again from scratch.
+//! restore: the state, the tables as they are now, and what their commits since the versions
+//! counted changed (`log.rs`). read: the rows of their new files (and, for `orders`, which MERGE
+//! rewrites, the files gone). process: the state updated in one transaction, the lines. commit:
+//! the transaction, with the versions counted. A compaction's files are moved in the state
+//! without a read; a table that only appends but lost rows (or was made again) is counted again
+//! from scratch.
 
 mod held;
+mod log;
 mod rows;
 mod store;
 
@@ -24,7 +27,8 @@ use super::{Recount, Report, offsets, report};
 use crate::engine::flow::{Flow, FlowContext};
 use crate::engine::flows::FlowError;
 use crate::engine::flows::gold::GoldState;
-use crate::engine::tables::TableName;
+use crate::engine::tables::{self, TableName};
+use log::{Changes, Log, NONE_COUNTED, Since};
 use rows::{BronzeRow, HourRow, SilverRow};
 use store::Store;
 
@@ -36,21 +40,23 @@ pub fn state_path(cx: &FlowContext) -> PathBuf {
     cx.state_dir.join("check.sqlite")
 }
 
-/// The state, a transaction on it, the files it has counted and the partitions it holds
-/// offsets of, and the lab's tables as they are now.
+/// The state, a transaction on it, the partitions it holds offsets of, the lab's tables as
+/// they are now, and what changed in each since the version counted.
 pub struct Restored {
     store: Store,
     tx: Option<Transaction<'static, Sqlite>>,
-    counted: BTreeMap<TableName, BTreeSet<String>>,
     holding: BTreeSet<i32>,
     tables: BTreeMap<TableName, Option<DeltaTable>>,
+    since: BTreeMap<TableName, Since>,
 }
 
 /// What the tables hold that the state has not counted.
 pub struct NewRows {
-    /// Count everything again: an append-only table lost a file.
+    /// Count everything again (why is logged): an append-only table lost rows, say.
     from_scratch: bool,
-    files: BTreeMap<TableName, (Vec<String>, Vec<String>)>,
+    files: BTreeMap<TableName, Changes>,
+    /// The version each table is counted to once these rows are in.
+    versions: BTreeMap<TableName, i64>,
     bronze: Vec<BronzeRow>,
     offsets: Vec<(i32, i64)>,
     rejected: i64,
@@ -79,19 +85,31 @@ impl Flow for Check {
         let store = Store::open(&state_path(cx)).await?;
         let mut tx = store.begin().await?;
         let mut tables = BTreeMap::new();
-        let mut counted = BTreeMap::new();
+        let mut since = BTreeMap::new();
         for name in TableName::ALL {
-            tables.insert(name, cx.tables.open(name).await?);
-            let files = store::covered(&mut tx, name.as_str()).await;
-            counted.insert(name, files.map_err(|e| store.error(e))?);
+            let table = cx.tables.open(name).await?;
+            let key = store::version_counter(name.as_str());
+            let counted_to = store::counter(&mut tx, &key).await;
+            let counted_to = counted_to.map_err(|e| store.error(e))?;
+            let changed = match log::commits(name, table.as_ref(), counted_to).await? {
+                Log::Recount(why) => Since::Recount(why),
+                Log::Commits(commits) => {
+                    let removed = log::removed(&commits);
+                    let counted = store::which_covered(&mut tx, name.as_str(), removed).await;
+                    let counted = counted.map_err(|e| store.error(e))?;
+                    log::classify(name, &commits, name == TableName::Orders, &counted)
+                }
+            };
+            tables.insert(name, table);
+            since.insert(name, changed);
         }
         let holding = held::holding(&mut tx).await.map_err(|e| store.error(e))?;
         Ok(Restored {
             store,
             tx: Some(tx),
-            counted,
             holding,
             tables,
+            since,
         })
     }
 
@@ -102,19 +120,29 @@ impl Flow for Check {
         event: &mut FlowRun,
     ) -> Result<Option<NewRows>, FlowError> {
         let mut files = BTreeMap::new();
-        let mut from_scratch = false;
+        let recount = r.since.values().find_map(|s| match s {
+            Since::Recount(why) => Some(why),
+            Since::Changes(_) => None,
+        });
         for (name, table) in &r.tables {
-            let (added, gone) = rows::file_changes(table.as_ref(), &r.counted[name])?;
-            from_scratch |= !gone.is_empty() && *name != TableName::Orders;
-            files.insert(*name, (added, gone));
+            let changes = match (recount, &r.since[name]) {
+                (None, Since::Changes(changes)) => changes.clone(),
+                _ => Changes {
+                    added: rows::all_files(table.as_ref())?,
+                    ..Changes::default()
+                },
+            };
+            files.insert(*name, changes);
         }
-        if from_scratch {
-            for (name, table) in &r.tables {
-                let everything = rows::file_changes(table.as_ref(), &Default::default())?;
-                files.insert(*name, everything);
-            }
+        if let Some(why) = recount {
+            tracing::info!("the check counts every table from scratch: {why}");
         }
-        let added = |name: TableName| files[&name].0.clone();
+        let versions = r
+            .tables
+            .iter()
+            .map(|(name, t)| (*name, t.as_ref().map_or(NONE_COUNTED, tables::version)))
+            .collect();
+        let added = |name: TableName| files[&name].added.clone();
         let bronze_batches = rows::read(&added(TableName::BronzeOrders), "bronze_orders").await?;
         let rejects = rows::read(&added(TableName::BronzeRejects), "bronze_rejects").await?;
         let mut offsets = rows::offsets(&bronze_batches, "bronze_orders' new files")?;
@@ -140,7 +168,8 @@ impl Flow for Check {
         let read_to = offsets::read_to(cx, bronze_table, holding).await?;
         let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
         Ok(Some(NewRows {
-            from_scratch,
+            from_scratch: recount.is_some(),
+            versions,
             read_to,
             watermark,
             files,
@@ -186,19 +215,19 @@ async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Resul
     if new.from_scratch {
         store::wipe(tx).await?;
     }
-    for (name, (added, gone)) in &new.files {
-        let gone: &[String] = if new.from_scratch { &[] } else { gone };
-        store::cover(tx, name.as_str(), added, gone).await?;
+    for (name, changes) in &new.files {
+        let covered = [changes.added.as_slice(), &changes.moved].concat();
+        store::cover(tx, name.as_str(), &covered, &changes.gone).await?;
+    }
+    for (name, version) in &new.versions {
+        let key = store::version_counter(name.as_str());
+        store::set_counter(tx, &key, Some(*version)).await?;
     }
     held::add_offsets(tx, &mut new.offsets).await?;
     store::add_counter(tx, "rejected", new.rejected).await?;
     store::add_bronze(tx, &new.bronze).await?;
-    let gone_silver = if new.from_scratch {
-        vec![]
-    } else {
-        new.files[&TableName::Orders].1.clone()
-    };
-    store::change_silver(tx, &gone_silver, &new.silver).await?;
+    let gone_silver = &new.files[&TableName::Orders].gone;
+    store::change_silver(tx, gone_silver, &new.silver).await?;
     store::settle_touched(tx).await?;
     store::add_written(tx, &new.hours).await?;
     held::set_read_to(tx, &new.read_to).await?;

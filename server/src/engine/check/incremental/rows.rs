@@ -1,8 +1,5 @@
 //! The rows of table files the incremental check has not counted yet, read straight from their
-//! Parquet files: which files are new (or gone) is the difference between a table's snapshot and
-//! the files the state has counted.
-
-use std::collections::BTreeSet;
+//! Parquet files (which files are new is the tables' logs' to say: `log.rs`).
 
 use arrow::array::{Array, RecordBatch};
 use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
@@ -40,24 +37,20 @@ pub struct HourRow {
     pub revenue: i64,
 }
 
-/// A table's files now, against those counted: (added, gone), each sorted.
-pub fn file_changes(
-    table: Option<&DeltaTable>,
-    counted: &BTreeSet<String>,
-) -> Result<(Vec<String>, Vec<String>), TableError> {
-    let now: BTreeSet<String> = match table {
-        Some(t) => t
-            .get_file_uris()
-            .map_err(|source| TableError::Delta {
-                table: table_name(t),
-                source,
-            })?
-            .collect(),
-        None => BTreeSet::new(),
+/// Every file of a table now, sorted: what a count from scratch reads.
+pub fn all_files(table: Option<&DeltaTable>) -> Result<Vec<String>, TableError> {
+    let Some(t) = table else {
+        return Ok(vec![]);
     };
-    let added = now.difference(counted).cloned().collect();
-    let gone = counted.difference(&now).cloned().collect();
-    Ok((added, gone))
+    let mut files: Vec<String> = t
+        .get_file_uris()
+        .map_err(|source| TableError::Delta {
+            table: table_name(t),
+            source,
+        })?
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Every row of the Parquet files `uris`.

@@ -14,7 +14,8 @@ use super::rows::{BronzeRow, HourRow, SilverRow};
 use crate::engine::check::hours::HourFigures;
 use crate::engine::flows::{FlowError, HOUR_MICROS};
 
-/// The state's tables. `covered`: files counted, per table. `held`: ranges of offsets bronze and
+/// The state's tables. `covered`: files counted, per table; `counters`: figures, and the version
+/// each table was counted to. `held`: ranges of offsets bronze and
 /// its rejects hold; `twice`: offsets held more than once; `read_to`: the last offset bronze said
 /// it read, per partition. `events`: bronze's distinct events with their first copy (by
 /// partition and offset); `newest`: each order's newest event; `silver`: the rows of `orders`,
@@ -143,13 +144,28 @@ impl Store {
 
 pub(super) type Tx = Transaction<'static, Sqlite>;
 
-/// The files of `table` the state has counted.
-pub async fn covered(tx: &mut Tx, table: &str) -> Result<BTreeSet<String>, sqlx::Error> {
-    let rows: Vec<(String,)> = sqlx::query_as("SELECT path FROM covered WHERE tbl = ?")
-        .bind(table)
-        .fetch_all(&mut **tx)
-        .await?;
-    Ok(rows.into_iter().map(|(p,)| p).collect())
+/// Which of `uris` the state has counted as files of `table`.
+pub async fn which_covered<'a>(
+    tx: &mut Tx,
+    table: &str,
+    uris: impl Iterator<Item = &'a str>,
+) -> Result<BTreeSet<String>, sqlx::Error> {
+    let mut out = BTreeSet::new();
+    for uri in uris {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT path FROM covered WHERE tbl = ? AND path = ?")
+                .bind(table)
+                .bind(uri)
+                .fetch_optional(&mut **tx)
+                .await?;
+        out.extend(row.map(|(p,)| p));
+    }
+    Ok(out)
+}
+
+/// The counter holding the version the state counted `table` to.
+pub fn version_counter(table: &str) -> String {
+    format!("version {table}")
 }
 
 /// Empties the state, for a count from scratch.
