@@ -18,6 +18,11 @@ const STATUSES: [&str; 4] = ["placed", "placed", "paid", "shipped"];
 /// One random event of a small shop: few orders and customers, times within five hours.
 fn event(rng: &mut Rng) -> Value {
     let order = 1000 + rng.below(6) as i64;
+    event_of(rng, order)
+}
+
+/// A random event of order `order`.
+fn event_of(rng: &mut Rng, order: i64) -> Value {
     // Whole half-hours: ties on event time are common.
     let minutes = rng.below(8) * 30;
     json!([
@@ -168,8 +173,19 @@ async fn compacted_tables_are_checked_without_counting_them_again() {
     let mut rng = Rng(0x5EED);
     let mut batches = serde_json::Map::new();
     let mut sizes = vec![];
+    let mut orders = vec![];
     for b in 1..=9 {
-        let batch: Vec<Value> = (0..3 + rng.below(6)).map(|_| event(&mut rng)).collect();
+        // Mostly new orders, so that `orders` gains a file a run, and some earlier ones, so that
+        // MERGE rewrites files a compaction made.
+        let mut batch = vec![];
+        for k in 0..3 + rng.below(6) as i64 {
+            let order = match orders.is_empty() || rng.percent(70) {
+                true => 2000 + 10 * b + k,
+                false => orders[rng.below(orders.len() as u64) as usize],
+            };
+            orders.push(order);
+            batch.push(event_of(&mut rng, order));
+        }
         sizes.push(batch.len() as u64);
         batches.insert(b.to_string(), Value::Array(batch));
     }
@@ -201,7 +217,7 @@ async fn compacted_tables_are_checked_without_counting_them_again() {
     }
     let tables = test.data().join("tables");
     assert!(compactions(&tables.join("bronze_orders")) >= 2);
-    assert!(compactions(&tables.join("orders")) >= 2);
+    assert!(compactions(&tables.join("orders")) >= 1);
     let bronze = lab
         .tables
         .open(reckon::engine::tables::TableName::BronzeOrders);

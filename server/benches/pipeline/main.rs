@@ -222,6 +222,10 @@ async fn bench() -> anyhow::Result<()> {
         ten_k_stages.push(figures);
     }
     let (big_run, ten_k_run) = (median(big_runs), median(small_runs));
+    let files = [
+        bench::files_held(&main_lab).await?,
+        bench::files_held(&small_lab).await?,
+    ];
 
     // 5. The machine's limits.
     // The limit: the best of 3 passes over the topic (one pass varied 3x between runs here).
@@ -321,9 +325,11 @@ async fn bench() -> anyhow::Result<()> {
         ));
     }
     line(format!(
-        "1,000-event run: {:.0} ms with {n} events in bronze, {:.0} ms with 10,000 (median of {INCREMENTAL_RUNS} each, in turns)",
+        "1,000-event run: {:.0} ms with {n} events in bronze, {:.0} ms with 10,000 (median of {INCREMENTAL_RUNS} each, in turns); files held after them: {}; with 10,000: {}",
         ms(big_run),
-        ms(ten_k_run)
+        ms(ten_k_run),
+        files[0],
+        files[1]
     ));
     line(format!(
         "where a run's time goes (median per stage): 10-event runs: {}; 1,000-event runs with {n} events in bronze: {}; with 10,000: {}",

@@ -194,6 +194,24 @@ pub async fn timed_run(lab: &Lab, events: &[OrderEvent]) -> anyhow::Result<(Dura
     Ok((started.elapsed(), stages))
 }
 
+/// The files each table of `lab` holds now, e.g. "bronze_orders 4, orders 6, hourly_sales 3":
+/// what every open and commit of a table pays for in delta-rs.
+pub async fn files_held(lab: &Lab) -> anyhow::Result<String> {
+    let mut held = vec![];
+    for name in [
+        TableName::BronzeOrders,
+        TableName::Orders,
+        TableName::HourlySales,
+    ] {
+        let files = match lab.tables.open(name).await? {
+            Some(table) => table.get_file_uris()?.count(),
+            None => 0,
+        };
+        held.push(format!("{name} {files}"));
+    }
+    Ok(held.join(", "))
+}
+
 /// Each stage's median over some runs, in milliseconds: where a run's time goes.
 pub fn stage_medians(runs: &[Stages]) -> String {
     let of =

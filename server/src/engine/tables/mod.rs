@@ -340,6 +340,28 @@ pub async fn query(
         .map_err(error)
 }
 
+/// Every row of the Parquet files `uris` (of a table's files); an error names `what` they are.
+pub async fn read_files(
+    uris: &[String],
+    what: &str,
+) -> Result<Vec<arrow::record_batch::RecordBatch>, TableError> {
+    if uris.is_empty() {
+        return Ok(vec![]);
+    }
+    let error = |source| TableError::Query {
+        table: what.to_string(),
+        source,
+    };
+    let ctx = datafusion::prelude::SessionContext::new();
+    let options = datafusion::prelude::ParquetReadOptions::default();
+    ctx.read_parquet(uris.to_vec(), options)
+        .await
+        .map_err(error)?
+        .collect()
+        .await
+        .map_err(error)
+}
+
 /// A session in which `alias` reads the table as it is now.
 pub async fn session(
     table: &DeltaTable,

@@ -129,10 +129,10 @@ impl Lab {
     async fn compact(&self) {
         for name in TableName::ALL {
             match compact::compact(&self.tables, name, self.config.compact_after).await {
-                Ok(Some(m)) => tracing::debug!(
-                    "compacted {name}: {} files into {}",
-                    m.num_files_removed,
-                    m.num_files_added
+                Ok(Some(done)) => tracing::debug!(
+                    "compacted {name}: {} files ({} bytes) into one",
+                    done.files,
+                    done.bytes
                 ),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("could not compact {name}'s small files: {e}"),

@@ -1,7 +1,8 @@
 //! What a table's commits since the check last counted it changed, read from the table's log
 //! (Delta's own streaming source reads it this way) rather than from its whole list of files:
-//! the files whose rows are new, the files that only moved (a compaction, `dataChange = false`)
-//! and the files gone. Whatever else the log of a table that only appends shows (rows removed, a
+//! the files whose rows are new, the files whose rows only moved (a compaction, `dataChange =
+//! false`; Reckon's put a pack's rows in one file, so even `orders`, whose rows the state keeps
+//! by file, follows them without a read) and the files gone. Whatever else the log of a table that only appends shows (rows removed, a
 //! commit cleaned up, the table recreated) makes the check count everything from scratch.
 
 use std::collections::BTreeSet;
@@ -43,6 +44,9 @@ pub struct Changes {
     pub added: Vec<String>,
     /// Files holding rows counted in the files they replaced: covered without a read.
     pub moved: Vec<String>,
+    /// Compactions into one file, in commit order: the files packed, and the file now holding
+    /// their rows (the state's rows of those files move to it).
+    pub moves: Vec<(Vec<String>, String)>,
     /// Counted files no longer in the table.
     pub gone: Vec<String>,
 }
@@ -120,24 +124,39 @@ pub fn classify(
     counted: &BTreeSet<String>,
 ) -> Since {
     let (mut added, mut moved, mut gone) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let (mut moves, mut targets, mut left) = (vec![], BTreeSet::new(), BTreeSet::new());
     for (v, files) in commits {
         let recount = |what: &str| Since::Recount(format!("commit {v} of {name} {what}"));
+        let adds: Vec<&FileAction> = files.iter().filter(|f| f.added).collect();
+        let (mut froms, mut uncounted) = (vec![], false);
         // A commit's removes first: a compaction's new files replace the files it removes.
         for f in files.iter().filter(|f| !f.added) {
             let uri = &f.uri;
             if added.remove(uri) {
-                if !rewrites {
-                    return recount("moved or removed rows the check had not counted yet");
-                }
-            } else if moved.remove(uri) || (counted.contains(uri) && gone.insert(uri.clone())) {
+                uncounted = true;
+            } else if targets.remove(uri)
+                || moved.remove(uri)
+                || (counted.contains(uri) && left.insert(uri.clone()))
+            {
                 if f.data_change && !rewrites {
                     return recount("removed rows from a table that only appends");
                 }
+                froms.push(uri.clone());
             } else {
                 return recount(&format!("removed {uri}, a file the check never counted"));
             }
         }
-        for f in files.iter().filter(|f| f.added) {
+        if uncounted && !rewrites {
+            return recount("moved or removed rows the check had not counted yet");
+        }
+        let quiet = files.iter().all(|f| !f.data_change);
+        if quiet && !uncounted && !froms.is_empty() && adds.len() == 1 {
+            targets.insert(adds[0].uri.clone());
+            moves.push((froms, adds[0].uri.clone()));
+            continue;
+        }
+        gone.extend(froms);
+        for f in adds {
             match rewrites || f.data_change {
                 true => added.insert(f.uri.clone()),
                 false => moved.insert(f.uri.clone()),
@@ -147,6 +166,7 @@ pub fn classify(
     Since::Changes(Changes {
         added: added.into_iter().collect(),
         moved: moved.into_iter().collect(),
+        moves,
         gone: gone.into_iter().collect(),
     })
 }
@@ -174,11 +194,15 @@ mod tests {
         uris.iter().map(|u| u.to_string()).collect()
     }
 
-    fn changes(added: &[&str], moved: &[&str], gone: &[&str]) -> Since {
+    fn changes(added: &[&str], moves: &[(&[&str], &str)], gone: &[&str]) -> Since {
         let v = |l: &[&str]| l.iter().map(|u| u.to_string()).collect();
         Since::Changes(Changes {
             added: v(added),
-            moved: v(moved),
+            moved: vec![],
+            moves: moves
+                .iter()
+                .map(|(from, to)| (v(from), to.to_string()))
+                .collect(),
             gone: v(gone),
         })
     }
@@ -195,14 +219,18 @@ mod tests {
             ),
         ];
         let got = classify(BRONZE, &log, false, &counted(&["a", "b"]));
-        assert_eq!(got, changes(&["c"], &["ab"], &["a", "b"]));
-        // Compacted again in a later commit: still only moved.
+        assert_eq!(got, changes(&["c"], &[(&["a", "b"], "ab")], &[]));
+        // Compacted again in a later commit: moved on.
         let again = vec![
             log[1].clone(),
-            (7, vec![remove("ab", false), add("abc", false)]),
+            (
+                7,
+                vec![remove("ab", false), remove("d", false), add("abd", false)],
+            ),
         ];
-        let got = classify(BRONZE, &again, false, &counted(&["a", "b"]));
-        assert_eq!(got, changes(&[], &["abc"], &["a", "b"]));
+        let got = classify(BRONZE, &again, false, &counted(&["a", "b", "d"]));
+        let moves: &[(&[&str], &str)] = &[(&["a", "b"], "ab"), (&["ab", "d"], "abd")];
+        assert_eq!(got, changes(&[], moves, &[]));
         // A compaction that took in `c`, whose rows the check has not counted: from scratch.
         let mut early = log;
         early.push((
@@ -211,6 +239,18 @@ mod tests {
         ));
         let got = classify(BRONZE, &early, false, &counted(&["a", "b"]));
         assert!(matches!(got, Since::Recount(why) if why.contains("commit 7")));
+        // Several files out of one compaction: covered, nothing read.
+        let split = vec![(
+            4,
+            vec![remove("a", false), add("x", false), add("y", false)],
+        )];
+        let got = classify(BRONZE, &split, false, &counted(&["a"]));
+        let want = Changes {
+            moved: vec!["x".into(), "y".into()],
+            gone: vec!["a".into()],
+            ..Changes::default()
+        };
+        assert_eq!(got, Since::Changes(want));
     }
 
     #[test]
@@ -233,15 +273,23 @@ mod tests {
     }
 
     #[test]
-    fn a_rewritten_table_reads_every_new_file_and_drops_the_gone() {
+    fn a_rewritten_table_reads_every_new_file_and_follows_its_compactions() {
         let log = vec![
             (2, vec![remove("a", true), add("a2", true)]),
             (
                 3,
-                vec![remove("a2", true), remove("b", false), add("c", false)],
+                vec![remove("b", false), remove("d", false), add("bd", false)],
             ),
+            (
+                4,
+                vec![remove("a2", false), remove("e", false), add("ae", false)],
+            ),
+            (5, vec![remove("bd", true), add("bd2", true)]),
         ];
-        let got = classify(TableName::Orders, &log, true, &counted(&["a", "b"]));
-        assert_eq!(got, changes(&["c"], &[], &["a", "b"]));
+        let orders = TableName::Orders;
+        let got = classify(orders, &log, true, &counted(&["a", "b", "d", "e"]));
+        // a2 was never counted: its compaction's file is read; bd's rows go with it.
+        let moves: &[(&[&str], &str)] = &[(&["b", "d"], "bd")];
+        assert_eq!(got, changes(&["ae", "bd2"], moves, &["a", "bd", "e"]));
     }
 }

@@ -7,7 +7,7 @@
 //! restore: the state, the tables as they are now, and what their commits since the versions
 //! counted changed (`log.rs`). read: the rows of their new files (and, for `orders`, which MERGE
 //! rewrites, the files gone). process: the state updated in one transaction, the lines. commit:
-//! the transaction, with the versions counted. A compaction's files are moved in the state
+//! the transaction, with the versions counted. A compaction's files are followed in the state
 //! without a read; a table that only appends but lost rows (or was made again) is counted again
 //! from scratch.
 
@@ -143,18 +143,21 @@ impl Flow for Check {
             .map(|(name, t)| (*name, t.as_ref().map_or(NONE_COUNTED, tables::version)))
             .collect();
         let added = |name: TableName| files[&name].added.clone();
-        let bronze_batches = rows::read(&added(TableName::BronzeOrders), "bronze_orders").await?;
-        let rejects = rows::read(&added(TableName::BronzeRejects), "bronze_rejects").await?;
+        let bronze_batches =
+            tables::read_files(&added(TableName::BronzeOrders), "bronze_orders").await?;
+        let rejects =
+            tables::read_files(&added(TableName::BronzeRejects), "bronze_rejects").await?;
         let mut offsets = rows::offsets(&bronze_batches, "bronze_orders' new files")?;
         let rejected = rows::offsets(&rejects, "bronze_rejects' new files")?;
         offsets.extend(&rejected);
         let mut silver = vec![];
         for path in added(TableName::Orders) {
-            let batches = rows::read(std::slice::from_ref(&path), "orders").await?;
+            let batches = tables::read_files(std::slice::from_ref(&path), "orders").await?;
             silver.push((path, rows::silver(&batches)?));
         }
-        let hours =
-            rows::hours(&rows::read(&added(TableName::HourlySales), "hourly_sales").await?)?;
+        let hours = rows::hours(
+            &tables::read_files(&added(TableName::HourlySales), "hourly_sales").await?,
+        )?;
         let bronze = rows::bronze(&bronze_batches)?;
         event.figures.rows_read = bronze.len() as u64;
         // What bronze says it read, and gold's watermark, as of these tables: kept with the
@@ -216,6 +219,7 @@ async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Resul
         store::wipe(tx).await?;
     }
     for (name, changes) in &new.files {
+        store::move_files(tx, name.as_str(), &changes.moves).await?;
         let covered = [changes.added.as_slice(), &changes.moved].concat();
         store::cover(tx, name.as_str(), &covered, &changes.gone).await?;
     }

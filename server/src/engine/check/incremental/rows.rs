@@ -3,7 +3,6 @@
 
 use arrow::array::{Array, RecordBatch};
 use arrow::datatypes::{Decimal128Type, Int32Type, Int64Type, TimestampMicrosecondType};
-use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use deltalake::DeltaTable;
 
 use crate::engine::check::recount::Events;
@@ -51,24 +50,6 @@ pub fn all_files(table: Option<&DeltaTable>) -> Result<Vec<String>, TableError> 
         .collect();
     files.sort();
     Ok(files)
-}
-
-/// Every row of the Parquet files `uris`.
-pub async fn read(uris: &[String], what: &str) -> Result<Vec<RecordBatch>, TableError> {
-    if uris.is_empty() {
-        return Ok(vec![]);
-    }
-    let error = |source| TableError::Query {
-        table: what.to_string(),
-        source,
-    };
-    let ctx = SessionContext::new();
-    ctx.read_parquet(uris.to_vec(), ParquetReadOptions::default())
-        .await
-        .map_err(error)?
-        .collect()
-        .await
-        .map_err(error)
 }
 
 fn cents(v: i128, what: &str) -> Result<i64, TableError> {
