@@ -11,6 +11,7 @@
 //! without a read; a table that only appends but lost rows (or was made again) is counted again
 //! from scratch.
 
+mod files;
 mod held;
 mod log;
 mod rows;
@@ -88,14 +89,14 @@ impl Flow for Check {
         let mut since = BTreeMap::new();
         for name in TableName::ALL {
             let table = cx.tables.open(name).await?;
-            let key = store::version_counter(name.as_str());
+            let key = files::version_counter(name.as_str());
             let counted_to = store::counter(&mut tx, &key).await;
             let counted_to = counted_to.map_err(|e| store.error(e))?;
             let changed = match log::commits(name, table.as_ref(), counted_to).await? {
                 Log::Recount(why) => Since::Recount(why),
                 Log::Commits(commits) => {
                     let removed = log::removed(&commits);
-                    let counted = store::which_covered(&mut tx, name.as_str(), removed).await;
+                    let counted = files::which_covered(&mut tx, name.as_str(), removed).await;
                     let counted = counted.map_err(|e| store.error(e))?;
                     log::classify(name, &commits, name == TableName::Orders, &counted)
                 }
@@ -219,12 +220,12 @@ async fn apply(tx: &mut Transaction<'static, Sqlite>, mut new: NewRows) -> Resul
         store::wipe(tx).await?;
     }
     for (name, changes) in &new.files {
-        store::move_files(tx, name.as_str(), &changes.moves).await?;
+        files::move_files(tx, name.as_str(), &changes.moves).await?;
         let covered = [changes.added.as_slice(), &changes.moved].concat();
-        store::cover(tx, name.as_str(), &covered, &changes.gone).await?;
+        files::cover(tx, name.as_str(), &covered, &changes.gone).await?;
     }
     for (name, version) in &new.versions {
-        let key = store::version_counter(name.as_str());
+        let key = files::version_counter(name.as_str());
         store::set_counter(tx, &key, Some(*version)).await?;
     }
     held::add_offsets(tx, &mut new.offsets).await?;

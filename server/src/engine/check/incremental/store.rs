@@ -19,7 +19,8 @@ use crate::engine::flows::{FlowError, HOUR_MICROS};
 /// its rejects hold; `twice`: offsets held more than once; `read_to`: the last offset bronze said
 /// it read, per partition. `events`: bronze's distinct events with their first copy (by
 /// partition and offset); `newest`: each order's newest event; `silver`: the rows of `orders`,
-/// by file; `differing`: orders whose silver row is not their newest event; `recount` and
+/// by the file they were counted in, and `silver_file` the file each such file's rows are in now
+/// (a compaction moves many files' rows into one); `differing`: orders whose silver row is not their newest event; `recount` and
 /// `written`: placed events per hour, and what gold wrote per hour.
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS covered (tbl TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (tbl, path)) WITHOUT ROWID;
@@ -35,6 +36,8 @@ CREATE TABLE IF NOT EXISTS newest (order_id INTEGER PRIMARY KEY, customer_id TEX
 CREATE TABLE IF NOT EXISTS silver (path TEXT NOT NULL, order_id INTEGER, customer_id TEXT, status TEXT, amount INTEGER, event_time INTEGER);
 CREATE INDEX IF NOT EXISTS silver_by_order ON silver (order_id);
 CREATE INDEX IF NOT EXISTS silver_by_path ON silver (path);
+CREATE TABLE IF NOT EXISTS silver_file (path TEXT PRIMARY KEY, now TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS silver_file_now ON silver_file (now);
 CREATE TABLE IF NOT EXISTS differing (order_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS recount (hour INTEGER PRIMARY KEY, orders INTEGER NOT NULL, revenue INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS written (hour INTEGER PRIMARY KEY, orders INTEGER NOT NULL, revenue INTEGER NOT NULL, writes INTEGER NOT NULL);
@@ -45,11 +48,11 @@ CREATE TEMP TABLE IF NOT EXISTS touched (order_id INTEGER PRIMARY KEY);
 
 /// Every table of the state emptied, for a count from scratch.
 const WIPE: &str = "DELETE FROM covered; DELETE FROM counters; DELETE FROM held; DELETE FROM twice; \
-    DELETE FROM read_to; DELETE FROM events; DELETE FROM newest; DELETE FROM silver; \
+    DELETE FROM read_to; DELETE FROM events; DELETE FROM newest; DELETE FROM silver; DELETE FROM silver_file; \
     DELETE FROM differing; DELETE FROM recount; DELETE FROM written;";
 
 /// Rows bound per multi-row INSERT (SQLite allows 32,766 variables).
-const CHUNK: usize = 2000;
+pub(super) const CHUNK: usize = 2000;
 
 /// The state file, open, with one transaction under way.
 pub struct Store {
@@ -148,76 +151,9 @@ impl Store {
 
 pub(super) type Tx = Transaction<'static, Sqlite>;
 
-/// Which of `uris` the state has counted as files of `table`.
-pub async fn which_covered<'a>(
-    tx: &mut Tx,
-    table: &str,
-    uris: impl Iterator<Item = &'a str>,
-) -> Result<BTreeSet<String>, sqlx::Error> {
-    let mut out = BTreeSet::new();
-    for uri in uris {
-        let row: Option<(String,)> =
-            sqlx::query_as("SELECT path FROM covered WHERE tbl = ? AND path = ?")
-                .bind(table)
-                .bind(uri)
-                .fetch_optional(&mut **tx)
-                .await?;
-        out.extend(row.map(|(p,)| p));
-    }
-    Ok(out)
-}
-
-/// Follows compactions of `table`'s files: each pack's files are no longer covered, the file
-/// holding their rows now is, and the rows of `orders` kept by file move to it.
-pub async fn move_files(
-    tx: &mut Tx,
-    table: &str,
-    moves: &[(Vec<String>, String)],
-) -> Result<(), sqlx::Error> {
-    for (from, to) in moves {
-        for path in from {
-            sqlx::query("UPDATE silver SET path = ? WHERE path = ?")
-                .bind(to)
-                .bind(path)
-                .execute(&mut **tx)
-                .await?;
-        }
-        cover(tx, table, std::slice::from_ref(to), from).await?;
-    }
-    Ok(())
-}
-
-/// The counter holding the version the state counted `table` to.
-pub fn version_counter(table: &str) -> String {
-    format!("version {table}")
-}
-
 /// Empties the state, for a count from scratch.
 pub async fn wipe(tx: &mut Tx) -> Result<(), sqlx::Error> {
     sqlx::raw_sql(WIPE).execute(&mut **tx).await?;
-    Ok(())
-}
-
-pub async fn cover(
-    tx: &mut Tx,
-    table: &str,
-    added: &[String],
-    gone: &[String],
-) -> Result<(), sqlx::Error> {
-    for path in gone {
-        sqlx::query("DELETE FROM covered WHERE tbl = ? AND path = ?")
-            .bind(table)
-            .bind(path)
-            .execute(&mut **tx)
-            .await?;
-    }
-    for chunk in added.chunks(CHUNK) {
-        let mut q = QueryBuilder::<Sqlite>::new("INSERT INTO covered (tbl, path) ");
-        q.push_values(chunk, |mut b, path| {
-            b.push_bind(table).push_bind(path);
-        });
-        q.build().execute(&mut **tx).await?;
-    }
     Ok(())
 }
 
@@ -324,17 +260,26 @@ pub async fn change_silver(
 ) -> Result<(), sqlx::Error> {
     let mut delta = 0i64;
     for path in gone {
-        sqlx::query("INSERT OR IGNORE INTO touched (order_id) SELECT order_id FROM silver WHERE path = ? AND order_id IS NOT NULL")
+        const FIRST: &str = "(SELECT path FROM silver_file WHERE now = ?)";
+        sqlx::query(&format!("INSERT OR IGNORE INTO touched (order_id) SELECT order_id FROM silver WHERE path IN {FIRST} AND order_id IS NOT NULL"))
             .bind(path)
             .execute(&mut **tx)
             .await?;
-        let removed = sqlx::query("DELETE FROM silver WHERE path = ?")
+        let removed = sqlx::query(&format!("DELETE FROM silver WHERE path IN {FIRST}"))
             .bind(path)
             .execute(&mut **tx)
             .await?;
         delta -= removed.rows_affected() as i64;
+        sqlx::query("DELETE FROM silver_file WHERE now = ?")
+            .bind(path)
+            .execute(&mut **tx)
+            .await?;
     }
     for (path, rows) in added {
+        sqlx::query("INSERT INTO silver_file (path, now) VALUES (?1, ?1)")
+            .bind(path)
+            .execute(&mut **tx)
+            .await?;
         for chunk in rows.chunks(CHUNK) {
             let mut q = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO silver (path, order_id, customer_id, status, amount, event_time) ",
