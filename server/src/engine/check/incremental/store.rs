@@ -260,15 +260,17 @@ pub async fn change_silver(
 ) -> Result<(), sqlx::Error> {
     let mut delta = 0i64;
     for path in gone {
-        const FIRST: &str = "(SELECT path FROM silver_file WHERE now = ?)";
-        sqlx::query(&format!("INSERT OR IGNORE INTO touched (order_id) SELECT order_id FROM silver WHERE path IN {FIRST} AND order_id IS NOT NULL"))
+        // The files first counted whose rows are in `path` now.
+        sqlx::query("INSERT OR IGNORE INTO touched (order_id) SELECT order_id FROM silver WHERE path IN (SELECT path FROM silver_file WHERE now = ?) AND order_id IS NOT NULL")
             .bind(path)
             .execute(&mut **tx)
             .await?;
-        let removed = sqlx::query(&format!("DELETE FROM silver WHERE path IN {FIRST}"))
-            .bind(path)
-            .execute(&mut **tx)
-            .await?;
+        let removed = sqlx::query(
+            "DELETE FROM silver WHERE path IN (SELECT path FROM silver_file WHERE now = ?)",
+        )
+        .bind(path)
+        .execute(&mut **tx)
+        .await?;
         delta -= removed.rows_affected() as i64;
         sqlx::query("DELETE FROM silver_file WHERE now = ?")
             .bind(path)
