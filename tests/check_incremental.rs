@@ -55,7 +55,7 @@ fn scenario(rng: &mut Rng, batches: usize) -> Value {
     json!({"name": "random", "batches": out, "sends": sends})
 }
 
-/// The commits in a table's log that compacted it (delta-rs's `OPTIMIZE`).
+/// The commits in a table's log that compacted it (operation `OPTIMIZE`).
 fn compactions(table: &Path) -> usize {
     let Ok(dir) = std::fs::read_dir(table.join("_delta_log")) else {
         return 0;

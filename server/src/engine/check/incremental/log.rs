@@ -2,8 +2,9 @@
 //! (Delta's own streaming source reads it this way) rather than from its whole list of files:
 //! the files whose rows are new, the files whose rows only moved (a compaction, `dataChange =
 //! false`; Reckon's put a pack's rows in one file, so even `orders`, whose rows the state keeps
-//! by file, follows them without a read) and the files gone. Whatever else the log of a table that only appends shows (rows removed, a
-//! commit cleaned up, the table recreated) makes the check count everything from scratch.
+//! by file, follows them without a read) and the files gone. Whatever else the log of a table
+//! that only appends shows (rows removed, a commit cleaned up, the table recreated) makes the
+//! check count everything from scratch.
 
 use std::collections::BTreeSet;
 

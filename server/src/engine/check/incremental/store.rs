@@ -15,13 +15,13 @@ use crate::engine::check::hours::HourFigures;
 use crate::engine::flows::{FlowError, HOUR_MICROS};
 
 /// The state's tables. `covered`: files counted, per table; `counters`: figures, and the version
-/// each table was counted to. `held`: ranges of offsets bronze and
-/// its rejects hold; `twice`: offsets held more than once; `read_to`: the last offset bronze said
-/// it read, per partition. `events`: bronze's distinct events with their first copy (by
-/// partition and offset); `newest`: each order's newest event; `silver`: the rows of `orders`,
-/// by the file they were counted in, and `silver_file` the file each such file's rows are in now
-/// (a compaction moves many files' rows into one); `differing`: orders whose silver row is not their newest event; `recount` and
-/// `written`: placed events per hour, and what gold wrote per hour.
+/// each table was counted to. `held`: ranges of offsets bronze and its rejects hold; `twice`:
+/// offsets held more than once; `read_to`: the last offset bronze said it read, per partition.
+/// `events`: bronze's distinct events with their first copy (by partition and offset); `newest`:
+/// each order's newest event; `silver`: the rows of `orders`, by the file they were counted in,
+/// and `silver_file` the file each such file's rows are in now (a compaction moves many files'
+/// rows into one); `differing`: orders whose silver row is not their newest event; `recount`
+/// and `written`: placed events per hour, and what gold wrote per hour.
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS covered (tbl TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (tbl, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
