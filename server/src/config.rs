@@ -29,15 +29,15 @@ pub struct Config {
     pub lock_wait: Duration,
     /// The local broker, used when `brokers` is `None`.
     pub local_broker: LocalBroker,
-    /// A table is compacted after a check once it holds more than this many small files (0:
-    /// never); see `engine::tables::compact`.
+    /// A table is compacted after a check once a pack of more than this many of its small files
+    /// can be made (0: never); see `engine::tables::compact`.
     pub compact_after: usize,
     /// Where to abort the process on purpose: crash tests only.
     pub crash_at: Option<CrashPoint>,
 }
 
-/// Small files a table may hold before a check's compaction bin-packs them: a run adds one or
-/// two a table, so a table is compacted about every eight runs.
+/// Small files a pack must take before a check's compaction makes it: a run adds one or two a
+/// table, so a table is compacted about every eight runs.
 pub const COMPACT_AFTER: usize = 8;
 
 /// How to run the machine's local Apache Kafka.

@@ -40,8 +40,8 @@ pub struct Cli {
     /// Folder of Kafka's jars for the local broker.
     #[arg(long, global = true, env = "RECKON_KAFKA_LIBS")]
     pub kafka_libs: Option<PathBuf>,
-    /// After each check, compact a table's small files once it holds more than N of them
-    /// (0: never). Few files keep a run's cost to what it adds rather than the lab's age.
+    /// After each check, compact a table's small files once more than N of them can be packed
+    /// into one (0: never). Few files keep a run's cost to what it adds rather than the lab's age.
     #[arg(long, global = true, env = "RECKON_COMPACT_AFTER", default_value_t = crate::config::COMPACT_AFTER)]
     pub compact_after: usize,
     /// Seconds a run waits for another run of the same lab.

@@ -22,9 +22,11 @@ use deltalake::writer::DeltaWriter;
 
 use super::{TableError, TableName, Tables, commit_properties, read_files, table_name, writer};
 
-/// Files under this size are small: a table holding more than a lab's `compact_after` of them
-/// is compacted.
+/// Files under this size are small: they may be packed.
 pub const SMALL_BYTES: i64 = 8 << 20;
+/// A table holding more than this many times a lab's `compact_after` small files is compacted
+/// even when no pack of more than `compact_after` files can be made (files of a few MiB each).
+const BACKSTOP: usize = 4;
 /// The largest pack: at most this much is read and written by one compaction.
 pub const PACK_BYTES: i64 = 16 << 20;
 /// Files under this size join any pack (each run's own files are far smaller).
@@ -37,9 +39,12 @@ pub struct Compacted {
     pub bytes: i64,
 }
 
-/// The files to pack out of a table's `(uri, size)` list, by index: nothing unless more than
-/// `after` files are small. Then the small files from the smallest up, each while it is tiny or
-/// no larger than the pack so far, within [`PACK_BYTES`]; the first such run of two or more.
+/// The files to pack out of a table's `(uri, size)` list, by index. A pack takes the small files
+/// from the smallest up, each while it is tiny or no larger than the pack so far, within
+/// [`PACK_BYTES`]: the first such run of two or more. It is made when it takes more than `after`
+/// files, so a table's tiny files are rewritten once per `after` runs whatever else it holds (an
+/// old lab's few larger files do not make every run compact), or when the table holds more than
+/// [`BACKSTOP`] times `after` small files. Never when `after` is 0.
 pub fn pack(files: &[(String, i64)], after: usize) -> Vec<usize> {
     let mut small: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].1 < SMALL_BYTES)
@@ -60,13 +65,14 @@ pub fn pack(files: &[(String, i64)], after: usize) -> Vec<usize> {
             total += size;
         }
         if picked.len() >= 2 {
-            return picked;
+            let worth = picked.len() > after || small.len() > BACKSTOP * after;
+            return if worth { picked } else { vec![] };
         }
     }
     vec![]
 }
 
-/// Compacts table `name` if it holds more than `after` small files (never when `after` is 0).
+/// Compacts table `name` when [`pack`] picks files out of it (never when `after` is 0).
 pub async fn compact(
     tables: &Tables,
     name: TableName,
@@ -164,13 +170,25 @@ mod tests {
         assert_eq!(pack(&sizes(&files), 8), (1..=9).collect::<Vec<_>>());
         // Eight small files are not more than eight: nothing yet.
         assert!(pack(&sizes(&files[1..9]), 8).is_empty());
+        // An old lab's seven files of a few MiB and two run files: the two wait for seven more,
+        // as they would in a young lab.
+        let mut files = vec![2 * M, 2 * M, 3 * M, 3 * M, 4 * M, 5 * M, 6 * M];
+        files.extend([50 * K; 2]);
+        assert!(pack(&sizes(&files), 8).is_empty());
+        files.extend([50 * K; 7]);
+        assert_eq!(pack(&sizes(&files), 8), (7..16).collect::<Vec<_>>());
+        // Small files no pack of more than `after` can hold wait for the backstop: then the first
+        // pack of two or more is made.
+        let files = [7 * M; 8];
+        assert!(pack(&sizes(&files), 2).is_empty());
+        assert_eq!(pack(&sizes(&[7 * M; 9]), 2), vec![0, 1]);
         // A large file is never packed; a pack stays within 16 MiB.
         let files = [20 * M, 3 * M, 3 * M, 4 * M, 5 * M, 6 * M];
         assert_eq!(pack(&sizes(&files), 2), vec![1, 2, 3, 4]);
         // Never when compaction is off, and never one file alone.
         assert!(pack(&sizes(&[K, K, K]), 0).is_empty());
         // A smaller file that cannot join does not keep two larger ones apart.
-        assert_eq!(pack(&sizes(&[2 * M, 7 * M, 7 * M]), 2), vec![1, 2]);
+        assert_eq!(pack(&sizes(&[2 * M, 7 * M, 7 * M]), 1), vec![1, 2]);
         assert!(pack(&sizes(&[2 * M, 5 * M]), 1).is_empty());
     }
 }

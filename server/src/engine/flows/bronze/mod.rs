@@ -83,9 +83,17 @@ impl Flow for Bronze<'_> {
     }
 
     async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Planned, FlowError> {
+        let started = std::time::Instant::now();
         let bronze = cx.tables.open_or_create(TableName::BronzeOrders).await?;
         let rejects = cx.tables.open_or_create(TableName::BronzeRejects).await?;
+        let opened = started.elapsed();
         let ranges = plan(cx, self.kafka, &bronze, &rejects).await?;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        tracing::debug!(
+            flow = "bronze",
+            tables_ms = ms(opened),
+            planned_ms = ms(started.elapsed() - opened)
+        );
         Ok(Planned {
             bronze,
             rejects,
@@ -191,11 +199,12 @@ async fn plan(
             kafka.ensure_topic(topic, cx.partitions).await?
         }
     };
+    let listed = std::time::Instant::now();
     let mut ranges = Vec::with_capacity(partitions.len());
-    for partition in partitions {
+    let logs = kafka.log_offsets_of(topic, &partitions)?;
+    for (partition, (log_start, log_end)) in partitions.into_iter().zip(logs) {
         let stored =
             tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
-        let (log_start, log_end) = kafka.log_offsets(topic, partition)?;
         let next = stored.map_or(log_start, |s| s + 1);
         let out_of_range = |place| FlowError::OffsetsOutOfRange {
             topic: topic.clone(),
@@ -221,5 +230,10 @@ async fn plan(
             rejects_done,
         });
     }
+    tracing::debug!(
+        flow = "bronze",
+        ranges = ranges.len(),
+        offsets_ms = listed.elapsed().as_secs_f64() * 1e3
+    );
     Ok(ranges)
 }
