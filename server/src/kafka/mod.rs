@@ -240,27 +240,6 @@ impl Kafka {
         })
     }
 
-    /// [`Self::log_offsets`] of each of `partitions`, asked at once (a thread each) rather than
-    /// one round trip after another: a run's start waits for the slowest answer, not their sum.
-    pub fn log_offsets_of(
-        &self,
-        topic: &str,
-        partitions: &[i32],
-    ) -> Result<Vec<(i64, i64)>, KafkaError> {
-        blocking(|| {
-            std::thread::scope(|scope| {
-                let asked: Vec<_> = partitions
-                    .iter()
-                    .map(|&p| scope.spawn(move || self.log_offsets(topic, p)))
-                    .collect();
-                asked
-                    .into_iter()
-                    .map(|a| a.join().expect("a thread asking for a partition's offsets"))
-                    .collect()
-            })
-        })
-    }
-
     /// A producer as SPEC §1 asks: idempotent, keys partitioned as Kafka's Java client does.
     pub fn producer(&self) -> Result<Producer, KafkaError> {
         let inner = base_config(&self.brokers)

@@ -201,10 +201,10 @@ async fn plan(
     };
     let listed = std::time::Instant::now();
     let mut ranges = Vec::with_capacity(partitions.len());
-    let logs = kafka.log_offsets_of(topic, &partitions)?;
-    for (partition, (log_start, log_end)) in partitions.into_iter().zip(logs) {
+    for partition in partitions {
         let stored =
             tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
+        let (log_start, log_end) = kafka.log_offsets(topic, partition)?;
         let next = stored.map_or(log_start, |s| s + 1);
         let out_of_range = |place| FlowError::OffsetsOutOfRange {
             topic: topic.clone(),
