@@ -401,3 +401,43 @@ pub async fn counted(c: &mut sqlx::SqliteConnection) -> Result<Counted, sqlx::Er
         watermark: counters.get("watermark").copied().flatten(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(order_id: i64, amount: i64, partition: i32, offset: i64) -> BronzeRow {
+        BronzeRow {
+            order_id,
+            customer_id: "C1".into(),
+            status: "placed".into(),
+            amount,
+            event_time: 5 * HOUR_MICROS + 60,
+            partition,
+            offset,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_hour_counts_each_event_once_with_the_amount_of_its_first_stored_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("check.sqlite")).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        // Two copies in one run: one event, the lower offset's amount.
+        let run = [
+            placed(1, 700, 1, 9),
+            placed(1, 500, 1, 4),
+            placed(2, 100, 0, 1),
+        ];
+        add_bronze(&mut tx, &run).await.unwrap();
+        // A copy stored before the one counted arrives in a later run: its amount swaps in;
+        // a copy stored after changes nothing.
+        add_bronze(&mut tx, &[placed(1, 300, 0, 2), placed(2, 900, 0, 8)])
+            .await
+            .unwrap();
+        let counted = counted(&mut tx).await.unwrap();
+        assert_eq!(counted.distinct, 2);
+        let hours: Vec<_> = counted.hours.iter().map(|h| (h.hour, h.known)).collect();
+        assert_eq!(hours, vec![(5 * HOUR_MICROS, (2, 400))]);
+    }
+}
