@@ -105,6 +105,36 @@ fn a_recreated_topic_is_refused_by_name_until_reset() {
     assert_eq!(runs[0]["rows_read"], 3);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_one_process_a_refused_run_leaves_the_next_run_nothing_of_its_own() {
+    // The server keeps bronze's consumers between runs, and a run resuming every partition
+    // assigns its consumer before it asks where the logs end. A run refused because the topic
+    // was made again had its consumer fetching where the new log does not reach: the run after
+    // the reset, in the same process, must read the new events and nothing of that.
+    use reckon::service::lab::Streams;
+    let test = TestLab::new("refusedreader");
+    let lab = test.open().await;
+    let scenario = reckon::engine::scenario::Scenario::load("course").unwrap();
+    let course = |batch: &str| scenario.batch(batch).unwrap().to_vec();
+    for batch in ["1", "2", "3", "4", "5"] {
+        lab.produce(&course(batch), "test").await.unwrap();
+        lab.run(Streams::All, true).await.unwrap();
+    }
+    let kafka = lab.kafka().await.unwrap();
+    kafka.delete_topic(&test.topic).await.unwrap();
+    kafka.ensure_topic(&test.topic, 3).await.unwrap();
+    lab.produce(&course("1"), "test").await.unwrap();
+    let refused = lab.run(Streams::All, true).await.unwrap_err().to_string();
+    assert!(refused.contains("bronze stored offset"), "{refused}");
+    lab.reset(false).await.unwrap();
+    lab.produce(&course("1"), "test").await.unwrap();
+    let runs = lab.run(Streams::All, true).await.unwrap();
+    assert_eq!(runs[0].figures.rows_read, 3, "{:?}", runs[0]);
+    lab.produce(&course("2"), "test").await.unwrap();
+    let runs = lab.run(Streams::All, true).await.unwrap();
+    assert_eq!(runs[0].figures.rows_read, 3, "{:?}", runs[0]);
+}
+
 #[test]
 fn a_topic_made_again_answers_its_offsets_to_a_new_client_at_once() {
     // A reset deletes the topic and makes it again; the next page or run asks its offsets from

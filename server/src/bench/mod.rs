@@ -239,8 +239,7 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
     let partitions = kafka.partitions(topic)?.unwrap_or_default();
     let mut assignment = TopicPartitionList::new();
     let mut total = 0;
-    for &p in &partitions {
-        let (start, end) = kafka.log_offsets(topic, p)?;
+    for (&p, (start, end)) in partitions.iter().zip(kafka.log_ranges(topic, &partitions)?) {
         total += (end - start).max(0) as u64;
         assignment
             .add_partition_offset(topic, p, Offset::Beginning)

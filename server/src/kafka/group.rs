@@ -40,8 +40,8 @@ impl Kafka {
         let mut start = TopicPartitionList::new();
         let mut resumed = vec![];
         let mut ends = BTreeMap::new();
-        for &p in &partitions {
-            let (low, high) = self.log_offsets(topic, p)?;
+        let ranges = self.log_ranges(topic, &partitions)?;
+        for (&p, (low, high)) in partitions.iter().zip(ranges) {
             let commit = committed
                 .find_partition(topic, p)
                 .and_then(|e| e.offset().to_raw())

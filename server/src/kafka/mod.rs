@@ -44,10 +44,11 @@ pub enum KafkaError {
         what: &'static str,
         seconds: u64,
     },
-    #[error("cannot read offsets of topic {topic} partition {partition}: {source}")]
+    #[error("cannot read the log offsets of topic {topic}{}: {source}", partition.map(|p| format!(" partition {p}")).unwrap_or_default())]
     Offsets {
         topic: String,
-        partition: i32,
+        /// The partition whose answer failed; `None` when the request as a whole did.
+        partition: Option<i32>,
         source: RdKafkaError,
     },
     #[error("cannot send to topic {topic}: {source}")]
@@ -124,13 +125,8 @@ impl Kafka {
                     .iter()
                     .all(|p| p.leader() >= 0 && p.error().is_none())
         });
-        led && (0..partitions).all(|p| {
-            blocking(|| {
-                self.metadata
-                    .fetch_watermarks(topic, p, REQUEST_TIMEOUT)
-                    .is_ok()
-            })
-        })
+        let ids: Vec<i32> = (0..partitions).collect();
+        led && blocking(|| self.ask_log_ranges(topic, &ids).is_ok())
     }
 
     /// Creates `topic` unless it exists; returns its partitions once all have a leader.
@@ -213,31 +209,88 @@ impl Kafka {
         Ok(())
     }
 
-    /// The log start and end offsets of one partition: the next offset to be written is `end`.
+    /// The log start and end offsets of each of `partitions`, in their order: the next offset
+    /// to be written to a partition is its `end`. Two requests in all, the starts and the ends,
+    /// each for every partition at once and both in flight together.
     ///
     /// A topic just created has leaders in the metadata a moment before its logs answer: the
     /// broker says "not leader" for that moment, so those answers are asked again, within the
     /// request timeout, instead of failing the run or page that asked first.
-    pub fn log_offsets(&self, topic: &str, partition: i32) -> Result<(i64, i64), KafkaError> {
+    pub fn log_ranges(
+        &self,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<Vec<(i64, i64)>, KafkaError> {
         let started = Instant::now();
-        let result = blocking(|| {
+        blocking(|| {
             loop {
-                match self
-                    .metadata
-                    .fetch_watermarks(topic, partition, REQUEST_TIMEOUT)
-                {
-                    Err(e) if leader_moving(&e) && started.elapsed() < REQUEST_TIMEOUT => {
+                match self.ask_log_ranges(topic, partitions) {
+                    Err(KafkaError::Offsets { source, .. })
+                        if leader_moving(&source) && started.elapsed() < REQUEST_TIMEOUT =>
+                    {
                         std::thread::sleep(Duration::from_millis(50));
                     }
                     answer => break answer,
                 }
             }
-        });
-        result.map_err(|source| KafkaError::Offsets {
-            topic: topic.into(),
-            partition,
-            source,
         })
+    }
+
+    /// The log start and end offsets of one partition (`log_ranges` for one).
+    pub fn log_offsets(&self, topic: &str, partition: i32) -> Result<(i64, i64), KafkaError> {
+        let ranges = self.log_ranges(topic, &[partition])?;
+        Ok(ranges[0])
+    }
+
+    /// One try of `log_ranges`.
+    fn ask_log_ranges(
+        &self,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<Vec<(i64, i64)>, KafkaError> {
+        if partitions.is_empty() {
+            return Ok(vec![]);
+        }
+        // A "time" of `Offset::Beginning` asks for a log's first offset, `Offset::End` for its end.
+        let ask = |at: Offset| -> Result<Vec<i64>, KafkaError> {
+            let failed = |partition: Option<i32>| {
+                move |source| KafkaError::Offsets {
+                    topic: topic.into(),
+                    partition,
+                    source,
+                }
+            };
+            let mut wanted = TopicPartitionList::with_capacity(partitions.len());
+            for &p in partitions {
+                wanted
+                    .add_partition_offset(topic, p, at)
+                    .map_err(failed(Some(p)))?;
+            }
+            let answered = self
+                .metadata
+                .offsets_for_times(wanted, REQUEST_TIMEOUT)
+                .map_err(failed(None))?;
+            partitions
+                .iter()
+                .map(|&p| {
+                    let unanswered =
+                        || RdKafkaError::OffsetFetch(RDKafkaErrorCode::UnknownPartition);
+                    let elem = answered.find_partition(topic, p).ok_or_else(unanswered);
+                    let elem = elem.map_err(failed(Some(p)))?;
+                    elem.error().map_err(failed(Some(p)))?;
+                    match elem.offset() {
+                        Offset::Offset(n) => Ok(n),
+                        _ => Err(failed(Some(p))(unanswered())),
+                    }
+                })
+                .collect()
+        };
+        let (starts, ends) = std::thread::scope(|scope| {
+            let ends = scope.spawn(|| ask(Offset::End));
+            let starts = ask(Offset::Beginning);
+            (starts, ends.join().expect("a log offsets request panicked"))
+        });
+        Ok(starts?.into_iter().zip(ends?).collect())
     }
 
     /// A producer as SPEC §1 asks: idempotent, keys partitioned as Kafka's Java client does.

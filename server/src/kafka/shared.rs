@@ -66,6 +66,14 @@ pub struct Reader<'a> {
     pool: &'a Pool,
 }
 
+impl Reader<'_> {
+    /// Closes the consumer instead of putting it back: it may hold an answer (an error, a
+    /// message) that belongs to this run only.
+    pub fn discard(mut self) {
+        self.consumer.take();
+    }
+}
+
 impl std::ops::Deref for Reader<'_> {
     type Target = BaseConsumer;
 

@@ -298,11 +298,9 @@ impl Server for Labs {
         // A topic of that name holding events (another data folder's lab, on a shared broker)
         // would be read as this lab's: refused, never silently adopted nor deleted.
         let topic = &lab.config.topic;
-        let mut events = 0;
-        for partition in kafka.partitions(topic).map_err(failed)?.unwrap_or_default() {
-            let (start, end) = kafka.log_offsets(topic, partition).map_err(failed)?;
-            events += end - start;
-        }
+        let partitions = kafka.partitions(topic).map_err(failed)?.unwrap_or_default();
+        let ranges = kafka.log_ranges(topic, &partitions).map_err(failed)?;
+        let events: i64 = ranges.iter().map(|(start, end)| end - start).sum();
         if events > 0 {
             return Err(ApiError::field(
                 "name",

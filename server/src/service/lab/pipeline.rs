@@ -1,6 +1,8 @@
 //! A lab's runs: its flows (bronze, silver, gold, then the check) run in order by one runner,
 //! under the lab's lock, and recorded as one run with one event per flow.
 
+use std::sync::Arc;
+
 use app::model::{CheckLine, FlowRun};
 
 use super::{Lab, LabError, Streams};
@@ -50,7 +52,7 @@ impl Lab {
         };
         let _lock = self.lock()?;
         let (events, _) = self
-            .run_recorded(kafka.as_deref(), Some(which), dedup, false, |_| {})
+            .run_recorded(kafka.as_ref(), Some(which), dedup, false, |_| {})
             .await?;
         Ok(events)
     }
@@ -98,7 +100,7 @@ impl Lab {
     /// event, the flows a failure kept from running as skipped, and the check's lines.
     pub(super) async fn run_recorded(
         &self,
-        kafka: Option<&Kafka>,
+        kafka: Option<&Arc<Kafka>>,
         streams: Option<Streams>,
         dedup: bool,
         check: bool,
@@ -169,7 +171,7 @@ impl Lab {
 
 async fn run_flows(
     runner: &mut Runner,
-    kafka: Option<&Kafka>,
+    kafka: Option<&Arc<Kafka>>,
     streams: Option<Streams>,
     dedup: bool,
     check: bool,
@@ -177,7 +179,11 @@ async fn run_flows(
     if let (Some(kafka), Some(s)) = (kafka, streams)
         && s.bronze()
     {
-        runner.run(Bronze { kafka }).await?;
+        runner
+            .run(Bronze {
+                kafka: kafka.clone(),
+            })
+            .await?;
     }
     if streams.is_some_and(Streams::silver) {
         runner.run(Silver).await?;

@@ -88,16 +88,17 @@ async fn partition_offsets(
         return Ok(None);
     };
     let stored = stored_offsets(lab, &partitions).await?;
-    let mut out = vec![];
-    for partition in partitions {
-        let (log_start, log_end) = kafka.log_offsets(topic, partition).map_err(failed)?;
-        out.push(PartitionOffsets {
+    let ranges = kafka.log_ranges(topic, &partitions).map_err(failed)?;
+    let out = partitions
+        .into_iter()
+        .zip(ranges)
+        .map(|(partition, (log_start, log_end))| PartitionOffsets {
             partition,
             log_start,
             log_end,
             bronze_offset: stored.get(&partition).copied().flatten(),
-        });
-    }
+        })
+        .collect();
     Ok(Some(out))
 }
 

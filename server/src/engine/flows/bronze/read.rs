@@ -236,26 +236,38 @@ pub(super) fn read(
     })
 }
 
-/// Polls each range from its next offset to its end, handing the messages to `hand` in chunks.
+/// Assigns `reader` the partitions of `topic` at the given offsets: it starts fetching there.
+pub(super) fn assign(
+    reader: &BaseConsumer,
+    topic: &str,
+    at: impl Iterator<Item = (i32, i64)>,
+) -> Result<(), FlowError> {
+    let mut assignment = TopicPartitionList::new();
+    for (partition, offset) in at {
+        assignment
+            .add_partition_offset(topic, partition, Offset::Offset(offset))
+            .map_err(KafkaError::from)?;
+    }
+    Ok(reader.assign(&assignment).map_err(KafkaError::from)?)
+}
+
+/// Polls each range from its next offset to its end (the reader is assigned at least those),
+/// handing the messages to `hand` in chunks.
 fn poll(
     reader: &BaseConsumer,
     topic: &str,
     ranges: &[Range],
     mut hand: impl FnMut(Chunk),
 ) -> Result<(), FlowError> {
-    let mut assignment = TopicPartitionList::new();
     // Last offset each partition still owes us.
-    let mut owed: BTreeMap<i32, (i64, Option<i64>)> = BTreeMap::new();
-    for r in ranges.iter().filter(|r| r.next < r.end) {
-        assignment
-            .add_partition_offset(topic, r.partition, Offset::Offset(r.next))
-            .map_err(KafkaError::from)?;
-        owed.insert(r.partition, (r.end - 1, r.rejects_done));
-    }
+    let mut owed: BTreeMap<i32, (i64, Option<i64>)> = ranges
+        .iter()
+        .filter(|r| r.next < r.end)
+        .map(|r| (r.partition, (r.end - 1, r.rejects_done)))
+        .collect();
     if owed.is_empty() {
         return Ok(());
     }
-    reader.assign(&assignment).map_err(KafkaError::from)?;
     let mut position: BTreeMap<i32, i64> =
         ranges.iter().map(|r| (r.partition, r.next - 1)).collect();
     let mut next_chunk = 0;
