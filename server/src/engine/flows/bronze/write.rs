@@ -37,7 +37,12 @@ pub(super) fn write_in_order(
                 next += 1;
             }
         }
-        writer.flush().await
+        // The file's last row group and footer, its upload and its stats: a run's tail.
+        let flushing = std::time::Instant::now();
+        let files = writer.flush().await;
+        let ms = flushing.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(flow = "bronze", flush_ms = ms);
+        files
     });
     written.map_err(delta)
 }
