@@ -8,6 +8,8 @@ pub struct Args {
     pub cold_runs: usize,
     /// Leave the bench's folder (tables, state) in place, to look at afterwards.
     pub keep: bool,
+    /// Warm the broker up before anything is timed (`warm.rs`); `--no-warm-up` leaves it cold.
+    pub warm_up: bool,
 }
 
 pub fn args() -> anyhow::Result<Args> {
@@ -21,6 +23,7 @@ pub fn args() -> anyhow::Result<Args> {
         small_runs: 10,
         cold_runs: 3,
         keep: false,
+        warm_up: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -37,6 +40,7 @@ pub fn args() -> anyhow::Result<Args> {
             "--cold-runs" => args.cold_runs = number("--cold-runs")?,
             "--no-spark" => args.spark = false,
             "--keep" => args.keep = true,
+            "--no-warm-up" => args.warm_up = false,
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
             other => anyhow::bail!("unknown argument {other:?}"),

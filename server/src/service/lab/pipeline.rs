@@ -130,13 +130,16 @@ impl Lab {
     /// whole or absent) and is logged: the run's data is committed already.
     async fn compact(&self) {
         for name in TableName::ALL {
+            let started = std::time::Instant::now();
+            let ms = || started.elapsed().as_secs_f64() * 1e3;
             match compact::compact(&self.tables, name, self.config.compact_after).await {
                 Ok(Some(done)) => tracing::debug!(
+                    ms = ms(),
                     "compacted {name}: {} files ({} bytes) into one",
                     done.files,
                     done.bytes
                 ),
-                Ok(None) => {}
+                Ok(None) => tracing::debug!(ms = ms(), "{name} has no pack to compact"),
                 Err(e) => tracing::warn!("could not compact {name}'s small files: {e}"),
             }
         }

@@ -1,0 +1,72 @@
+//! The broker warmed up before anything is timed. The limit bronze is measured against (raw
+//! consume) runs last, on a broker that has served the whole bench; without a warm-up, bronze's
+//! first sends ran on a broker just started, whose JVM still interpreted the requests a run
+//! makes only a few times (metadata, log offsets): on a fresh broker a send's restore took 4.5 to
+//! 5.3 ms and its log question 4.8 to 7.3 ms, on a warm one 1.5 and 1.7 ms (`bench/results.md`,
+//! 2026-12-03). A long-running lab server's broker is warm, so that is the state both sides are
+//! measured in. `--no-warm-up` measures from a cold start as before.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use reckon::bench::{self, Workload};
+use reckon::service::lab::Streams;
+
+/// Events the warm-up sends (in [`SENDS`] sends, each read by bronze), on a topic of its own.
+const EVENTS: usize = 200_000;
+const SENDS: usize = 10;
+/// The requests a run makes once or twice, asked this many times (or for [`QUESTIONS_FOR`]).
+const QUESTIONS: usize = 3000;
+const QUESTIONS_FOR: Duration = Duration::from_secs(15);
+
+/// What the warm-up did, for the bench's output.
+pub struct Warmed {
+    pub took: Duration,
+    pub questions: usize,
+    /// The log question's median before and after, in ms: how much warmer the broker got.
+    pub question_ms: (f64, f64),
+}
+
+/// Sends, bronze runs, raw consumes and log questions on a lab of its own, none of it timed.
+pub async fn warm_up(dir: &Path) -> anyhow::Result<Warmed> {
+    let started = Instant::now();
+    let lab = super::lab(dir, "warm-up");
+    lab.reset(false).await?;
+    let workload = Workload::new(EVENTS, SENDS);
+    for send in &workload.sends {
+        lab.produce(send, "warm-up").await?;
+        lab.run(Streams::Bronze, true).await?;
+    }
+    for _ in 0..2 {
+        bench::raw_consume(&lab).await?;
+    }
+    let kafka = lab.kafka().await?;
+    let topic = lab.config.topic.clone();
+    let (questions, first, last) = tokio::task::spawn_blocking(move || {
+        let partitions = kafka.partitions(&topic)?.unwrap_or_default();
+        let asked = Instant::now();
+        let mut took = Vec::with_capacity(QUESTIONS);
+        while took.len() < QUESTIONS && asked.elapsed() < QUESTIONS_FOR {
+            let one = Instant::now();
+            kafka.partitions(&topic)?;
+            kafka.log_ranges(&topic, &partitions)?;
+            took.push(one.elapsed().as_secs_f64() * 1e3);
+        }
+        let tenth = (took.len() / 10).max(1);
+        let median = |mut ms: Vec<f64>| {
+            ms.sort_by(f64::total_cmp);
+            ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let (first, last) = (
+            median(took[..tenth].to_vec()),
+            median(took[took.len() - tenth..].to_vec()),
+        );
+        anyhow::Ok((took.len(), first, last))
+    })
+    .await??;
+    Ok(Warmed {
+        took: started.elapsed(),
+        questions,
+        question_ms: (first, last),
+    })
+}
