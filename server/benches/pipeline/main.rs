@@ -57,11 +57,21 @@ fn ms(d: Duration) -> f64 {
 
 /// On the runtime the CLI and the server start with (`reckon::process`).
 fn main() -> anyhow::Result<()> {
-    reckon::process::runtime()?.block_on(bench())
+    reckon::process::runtime()?.block_on(async {
+        let args = args()?;
+        let dir = tempfile::tempdir()?;
+        let broker = warm::Broker::before(dir.path());
+        let result = bench(&args, dir.path()).await;
+        // Its storage is in the folder, which goes next: a broker left on it fails the next run.
+        broker.stop_if_started().await;
+        if args.keep {
+            println!("kept {}", dir.keep().display());
+        }
+        result
+    })
 }
 
-async fn bench() -> anyhow::Result<()> {
-    let args = args()?;
+async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
     // RECKON_LOG=reckon=debug prints each flow's steps with their milliseconds, as the CLI does.
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("RECKON_LOG") {
         tracing_subscriber::fmt()
@@ -70,9 +80,8 @@ async fn bench() -> anyhow::Result<()> {
             .init();
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = tempfile::tempdir()?;
     if args.warm_up {
-        let warmed = warm::warm_up(dir.path()).await?;
+        let warmed = warm::warm_up(dir).await?;
         println!(
             "warm-up (not timed): {:.1} s; {} log questions, median {:.1} ms in the first tenth, {:.1} ms in the last",
             warmed.took.as_secs_f64(),
@@ -81,7 +90,7 @@ async fn bench() -> anyhow::Result<()> {
             warmed.question_ms.1
         );
     }
-    let main_lab = lab(dir.path(), "main");
+    let main_lab = lab(dir, "main");
     main_lab.reset(false).await?;
     let workload = Workload::new(args.events, args.sends);
     let n = workload.events();
@@ -94,7 +103,7 @@ async fn bench() -> anyhow::Result<()> {
         let brokers = main_lab.kafka().await?.brokers().to_string();
         let peer = SparkPeer::start(
             &root.join("bench/spark/pipeline.py"),
-            &dir.path().join("spark"),
+            &dir.join("spark"),
             &brokers,
             &main_lab.config.topic,
         )?;
@@ -154,7 +163,7 @@ async fn bench() -> anyhow::Result<()> {
     let python = bench::duckdb::venv_python();
     let mut duck: Option<bench::duckdb::DuckCheck> = None;
     for _ in 0..TRIES * usize::from(python.exists()) {
-        let d = bench::duckdb::check(&main_lab, &python, dir.path()).await?;
+        let d = bench::duckdb::check(&main_lab, &python, dir).await?;
         if duck.as_ref().is_none_or(|best| d.seconds < best.seconds) {
             duck = Some(d);
         }
@@ -220,7 +229,7 @@ async fn bench() -> anyhow::Result<()> {
 
     // 4. Incremental: a 1,000-event run with N events in bronze, and with 10 k, in turns (one
     // of each, INCREMENTAL_RUNS times), so a slower minute of the machine weighs on both sides.
-    let small_lab = lab(dir.path(), "ten-k");
+    let small_lab = lab(dir, "ten-k");
     small_lab.reset(false).await?;
     let ten_k = Workload::new(10_000, 1);
     small_lab.produce(&ten_k.sends[0], "bench").await?;
@@ -249,7 +258,7 @@ async fn bench() -> anyhow::Result<()> {
         (consumed, consume) = (n, consume.min(took));
     }
     let all: Vec<_> = workload.sends.concat();
-    let parquet = bench::parquet_write(&all, dir.path())?;
+    let parquet = bench::parquet_write(&all, dir)?;
     let rss = bench::peak_rss_mib();
 
     // 6. The table and the ratios.
@@ -455,14 +464,10 @@ async fn bench() -> anyhow::Result<()> {
             "parquet_write_rate": rate(all.len() as u64, parquet),
             "small_run_ms": {"reckon": ms(reckon_small), "spark_warm": ms(warm), "spark_cold": ms(cold)},
         });
-        record::record(&root, &args, &out, &figures)?;
+        record::record(&root, args, &out, &figures)?;
     }
     if args.keep {
-        println!(
-            "kept {} (the main lab's topic: {})",
-            dir.keep().join("main").display(),
-            main_lab.config.topic
-        );
+        println!("the main lab's topic: {}", main_lab.config.topic);
     }
     Ok(())
 }

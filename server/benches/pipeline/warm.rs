@@ -5,10 +5,15 @@
 //! 5.3 ms and its log question 4.8 to 7.3 ms, on a warm one 1.5 and 1.7 ms (`bench/results.md`,
 //! 2026-12-03). A long-running lab server's broker is warm, so that is the state both sides are
 //! measured in. `--no-warm-up` measures from a cold start as before.
+//!
+//! A broker the bench started keeps its storage in the bench's folder, so it is stopped before
+//! the folder goes: left running on a deleted folder, it gave the next bench's first topic no
+//! leader ("did not get a leader for every partition within 60 s", every second run).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use reckon::Config;
 use reckon::bench::{self, Workload};
 use reckon::service::lab::Streams;
 
@@ -69,4 +74,31 @@ pub async fn warm_up(dir: &Path) -> anyhow::Result<Warmed> {
         questions,
         question_ms: (first, last),
     })
+}
+
+/// The local broker as the bench found it: a broker it starts itself is stopped at its end.
+pub struct Broker {
+    config: Config,
+    started_here: bool,
+}
+
+impl Broker {
+    pub fn before(dir: &Path) -> Self {
+        let config = Config::new(dir);
+        let started_here = config.uses_local_broker() && !config.local_broker.listening();
+        Self {
+            config,
+            started_here,
+        }
+    }
+
+    pub async fn stop_if_started(self) {
+        if !self.started_here {
+            return;
+        }
+        match self.config.local_broker.stop().await {
+            Ok(_) => println!("stopped the local broker the bench started"),
+            Err(e) => eprintln!("could not stop the local broker the bench started: {e}"),
+        }
+    }
 }

@@ -319,6 +319,12 @@ impl Kafka {
             .set("enable.partition.eof", "false")
             .set("queued.min.messages", "200000")
             .set("fetch.max.bytes", "52428800")
+            // A run knows where it ends, so the broker never needs to hold a fetch for data
+            // to come; at librdkafka's 500 ms (its default for both), a fetch held over from
+            // the run before, or a partition's backoff, made about one bronze run in sixty wait
+            // half a second for its first messages (`first_chunk_ms` at debug level).
+            .set("fetch.wait.max.ms", "20")
+            .set("fetch.error.backoff.ms", "20")
             .create()?)
     }
 }
