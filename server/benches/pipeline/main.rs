@@ -29,6 +29,7 @@ const INCREMENTAL_RUNS: usize = 21;
 
 mod args;
 mod record;
+mod recount;
 mod warm;
 
 use args::args;
@@ -140,43 +141,8 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         );
     }
 
-    // The check every run ends with keeps its figures run by run; after the last send it must
-    // print what a recount of everything from scratch prints.
-    // Each side's best of 3 (here and for DuckDB below): one pass of either varied 2x here.
-    let kept = main_lab.check().await?;
-    let (mut full, mut full_took) = (None, Duration::MAX);
-    for _ in 0..TRIES {
-        let started = Instant::now();
-        full = Some(main_lab.check_full().await?);
-        full_took = full_took.min(started.elapsed());
-    }
-    let full = full.expect("the full recount ran");
-    if kept.findings != full.findings {
-        anyhow::bail!("the incremental check and the full recount differ:\n{kept}\n---\n{full}");
-    }
-    println!(
-        "the incremental check and the full recount agree after the last send ({} lines); the full recount took {:.2} s (best of 3)",
-        full.findings.len(),
-        full_took.as_secs_f64()
-    );
-    // The same two queries in DuckDB, on the same Parquet files.
-    let python = bench::duckdb::venv_python();
-    let mut duck: Option<bench::duckdb::DuckCheck> = None;
-    for _ in 0..TRIES * usize::from(python.exists()) {
-        let d = bench::duckdb::check(&main_lab, &python, dir).await?;
-        if duck.as_ref().is_none_or(|best| d.seconds < best.seconds) {
-            duck = Some(d);
-        }
-    }
-    if let Some(d) = &duck
-        && !d.agrees_with(&full)
-    {
-        anyhow::bail!(
-            "DuckDB's recount differs from Reckon's: {} hours, orders differing {:?}\n{full}",
-            d.hours,
-            d.differing
-        );
-    }
+    // 1b. The check kept run by run against a recount from scratch, and DuckDB's recount.
+    let (full_took, duck) = recount::after_the_sends(&main_lab, dir).await?;
 
     // 2. Small runs: 10 events each.
     // Events after the workload, numbered on from here.

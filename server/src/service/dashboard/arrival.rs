@@ -16,6 +16,17 @@ use super::Dashboard;
 
 /// Quiet time after the last file event before the run starts.
 const DEBOUNCE: Duration = Duration::from_millis(1500);
+/// How long turning the setting on waits for the watcher to be in place before it answers.
+const WATCH_WAIT: Duration = Duration::from_secs(5);
+
+/// Marks the folder watched while it lives.
+struct Watching<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
 
 /// Whether a file event is a file landing: written, closed after writing, or renamed into place,
 /// and not a dot-file or `_` file (an upload's partial file, or one `read_files` skips).
@@ -61,6 +72,31 @@ impl Dashboard {
         }
     }
 
+    /// Waits (at most [`WATCH_WAIT`]) until the landing folder is watched, when the server runs
+    /// the watcher: the setting was just turned on, and the watcher is set up by its own task,
+    /// which could otherwise miss files uploaded right after the answer (no run would start).
+    pub(super) async fn arrival_watched(&self) {
+        let running = self
+            .arrival_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|task| !task.is_finished());
+        if !running {
+            return;
+        }
+        let mut watching = self.watching.subscribe();
+        if tokio::time::timeout(WATCH_WAIT, watching.wait_for(|on| *on))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the landing folder is not watched yet {} s after the setting was turned on",
+                WATCH_WAIT.as_secs()
+            );
+        }
+    }
+
     /// Starts a run each time files land, debounced; returns only if the folder cannot be
     /// watched (said in the log), after which it waits for the setting to change.
     async fn watch_landing(&self) {
@@ -83,6 +119,8 @@ impl Dashboard {
                 return std::future::pending().await;
             }
         };
+        self.watching.send_replace(true);
+        let _watching = Watching(&self.watching);
         while rx.recv().await.is_some() {
             loop {
                 match tokio::time::timeout(DEBOUNCE, rx.recv()).await {

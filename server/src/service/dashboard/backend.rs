@@ -139,7 +139,11 @@ impl Backend for Dashboard {
     }
 
     async fn update_settings(&self, change: SettingsChange) -> Result<Settings, ApiError> {
+        let arrival_on = change.run_on_arrival == Some(true);
         self.settings.change(change).await?;
+        if arrival_on {
+            self.arrival_watched().await;
+        }
         self.announce("settings");
         self.settings().await
     }

@@ -36,6 +36,9 @@ pub struct Dashboard {
     schedule_task: Mutex<Option<JoinHandle<()>>>,
     /// The landing folder's watcher task ("run when new files land") while the server runs it.
     arrival_task: Mutex<Option<JoinHandle<()>>>,
+    /// Whether that task watches the folder now: a change of the setting to on is answered only
+    /// once it does, so files landing right after the answer start a run (`arrival.rs`).
+    watching: tokio::sync::watch::Sender<bool>,
     /// Runs at once across the server's labs: a run waits for one of these first.
     run_slots: Arc<Semaphore>,
 }
@@ -58,6 +61,7 @@ impl Dashboard {
             live,
             schedule_task: Mutex::new(None),
             arrival_task: Mutex::new(None),
+            watching: tokio::sync::watch::Sender::new(false),
             run_slots,
         })
     }
