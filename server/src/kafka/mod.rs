@@ -325,6 +325,12 @@ impl Kafka {
             // half a second for its first messages (`first_chunk_ms` at debug level).
             .set("fetch.wait.max.ms", "20")
             .set("fetch.error.backoff.ms", "20")
+            // A partition whose local queue holds `queued.min.messages` waits this long before
+            // its next fetch: at librdkafka's 1,000 ms, a run reading a backlog of more than
+            // that (a reset lab replaying its topic) stalled a second each time the fetcher got
+            // ahead of the decoding, and the bench's one-pass raw consume of 1 M messages took
+            // 1.2 s or 0.3 s by chance.
+            .set("fetch.queue.backoff.ms", "20")
             .create()?)
     }
 }
