@@ -12,11 +12,16 @@ use tokio::task::JoinHandle;
 const NICE: libc::c_int = 10;
 
 /// The threads a run may block on files with, per core. delta-rs does file work on the blocking
-/// pool, a file per task; a checkpoint (then every 100th commit of a table, now every 10th)
-/// started some 90 threads at once, each with its stack and allocator cache: the labs bench saw
-/// the server's memory jump 15 MiB at its 100th run, against 4 MiB over the 90 runs before. Files
-/// on 2 cores go no faster with more threads than this.
-const BLOCKING_PER_CORE: usize = 4;
+/// pool, a file per task, and its kernel waits on that pool from inside it: a snapshot is built
+/// on a blocking thread that waits for listing tasks, which need blocking threads of their own.
+/// At 4 per core (8 here), chosen to keep a checkpoint's burst of some 90 threads off the
+/// server's memory, the labs' runs at once filled the pool with such waiters and hung for good
+/// (`tests/labs.rs` with ten labs at once, 2026-12-04: every `reckon-run` thread parked in
+/// delta-kernel's `block_on`). A hang is worse than a burst, so the pool is as wide as that
+/// burst with room to spare, and its threads go after a second idle instead of tokio's ten.
+const BLOCKING_PER_CORE: usize = 64;
+/// How long an idle blocking thread of the runs' pool is kept.
+const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 static RUNS: OnceLock<Runtime> = OnceLock::new();
 
@@ -31,6 +36,7 @@ where
         Builder::new_multi_thread()
             .worker_threads(threads)
             .max_blocking_threads(threads * BLOCKING_PER_CORE)
+            .thread_keep_alive(BLOCKING_KEEP_ALIVE)
             .thread_name("reckon-run")
             .on_thread_start(lower_priority)
             .enable_all()
