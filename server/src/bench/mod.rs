@@ -252,15 +252,18 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
         .map_err(crate::kafka::KafkaError::from)?;
     let mut seen = 0u64;
     let mut bytes = 0usize;
-    let mut last_message = Instant::now();
+    // As bronze's loop: the clock is read only while waiting, never per message.
+    let mut idle_since = None;
     crate::kafka::blocking(|| {
         while seen < total {
             if let Some(message) = reader.poll(Duration::from_millis(500)) {
                 let message = message.map_err(crate::kafka::KafkaError::from)?;
                 bytes += message.payload_len();
                 seen += 1;
-                last_message = Instant::now();
-            } else if last_message.elapsed() > Duration::from_secs(30) {
+                idle_since = None;
+            } else if idle_since.get_or_insert_with(Instant::now).elapsed()
+                > Duration::from_secs(30)
+            {
                 anyhow::bail!("raw consume: stalled after {seen} of {total} messages of {topic}");
             }
         }
