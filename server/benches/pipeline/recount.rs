@@ -35,7 +35,7 @@ pub async fn after_the_sends(
     let python = bench::duckdb::venv_python();
     let mut duck: Option<bench::duckdb::DuckCheck> = None;
     for _ in 0..TRIES * usize::from(python.exists()) {
-        let d = bench::duckdb::check(&main_lab, &python, dir).await?;
+        let d = bench::duckdb::check(main_lab, &python, dir).await?;
         if duck.as_ref().is_none_or(|best| d.seconds < best.seconds) {
             duck = Some(d);
         }

@@ -16,7 +16,7 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::batch::{OrderRows, Rejected, rejects_batch};
-use super::{FlowError, Range, write};
+use super::{FlowError, Range, ms, write};
 use crate::engine::event::EventRef;
 use crate::engine::tables::TableError;
 use crate::kafka::KafkaError;
@@ -240,7 +240,6 @@ pub(super) fn read(
         // Where a read's time goes: the polling (to the first full chunk, and to the last
         // message), then the decoding and the writing still to finish after it; and the CPU
         // time of each part, and of the whole process (librdkafka's threads among the rest).
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         tracing::debug!(
             flow = "bronze",
             first_chunk_ms = first.map_or(f64::NAN, ms),
