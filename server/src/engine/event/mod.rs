@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 pub const STATUSES: [&str; 5] = ["placed", "paid", "shipped", "delivered", "cancelled"];
 
 mod money;
+mod scan;
 mod time;
 
 pub use money::{format_cents, parse_cents};
@@ -57,7 +58,18 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> InvalidEvent {
 
 /// The fields as the raw JSON text each was sent as, borrowed from the message, so each can be
 /// checked on its own and named in the error. A field sent as `null` is `Some("null")`: told
-/// apart from a missing one.
+/// apart from a missing one. [`scan::simple_fields`] reads them from the shape nearly every
+/// message has; [`exact_fields`] from any JSON.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Fields<'a> {
+    order_id: Option<&'a str>,
+    customer_id: Option<&'a str>,
+    status: Option<&'a str>,
+    amount: Option<&'a str>,
+    event_time: Option<&'a str>,
+}
+
+/// The fields through serde_json, which reads any JSON and words every refusal.
 #[derive(Deserialize)]
 struct RawEvent<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
@@ -76,6 +88,37 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
     <&RawValue>::deserialize(d).map(Some)
 }
 
+/// Any message's fields, or why it is not a JSON object.
+fn exact_fields(value: &[u8]) -> Result<Fields<'_>, InvalidEvent> {
+    let raw: RawEvent = serde_json::from_slice(value).map_err(|e| InvalidEvent {
+        field: None,
+        reason: if std::str::from_utf8(value).is_err() {
+            "not UTF-8 text".into()
+        } else if e.is_data() {
+            format!("not an order event object: {e}")
+        } else {
+            format!("not JSON: {e}")
+        },
+    })?;
+    // serde reads a struct from an array too, its elements in field order.
+    if value.trim_ascii_start().starts_with(b"[") {
+        return Err(InvalidEvent {
+            field: None,
+            reason: "not an order event object: a JSON array".into(),
+        });
+    }
+    fn text(v: Option<&RawValue>) -> Option<&str> {
+        v.map(RawValue::get)
+    }
+    Ok(Fields {
+        order_id: text(raw.order_id),
+        customer_id: text(raw.customer_id),
+        status: text(raw.status),
+        amount: text(raw.amount),
+        event_time: text(raw.event_time),
+    })
+}
+
 /// A well-formed order event as decoded from a message, its text borrowed where the message
 /// holds it unescaped: what bronze appends to its columns without a copy of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,26 +134,22 @@ pub struct EventRef<'a> {
 impl<'a> EventRef<'a> {
     /// Decodes and checks a Kafka message value (SPEC §1).
     pub fn parse(value: &'a [u8]) -> Result<Self, InvalidEvent> {
-        let raw: RawEvent<'a> = serde_json::from_slice(value).map_err(|e| InvalidEvent {
-            field: None,
-            reason: if std::str::from_utf8(value).is_err() {
-                "not UTF-8 text".into()
-            } else if e.is_data() {
-                format!("not an order event object: {e}")
-            } else {
-                format!("not JSON: {e}")
-            },
-        })?;
-        // serde reads a struct from an array too, its elements in field order.
-        if value.trim_ascii_start().starts_with(b"[") {
-            return Err(InvalidEvent {
-                field: None,
-                reason: "not an order event object: a JSON array".into(),
-            });
+        match scan::simple_fields(value) {
+            Some(raw) => Self::check(raw),
+            None => Self::check(exact_fields(value)?),
         }
+    }
+
+    /// [`EventRef::parse`] through serde_json alone: what the fast reading is held to.
+    #[cfg(test)]
+    fn parse_exact(value: &'a [u8]) -> Result<Self, InvalidEvent> {
+        Self::check(exact_fields(value)?)
+    }
+
+    /// Checks each field's raw text (SPEC §1), naming the first that is wrong.
+    fn check(raw: Fields<'a>) -> Result<Self, InvalidEvent> {
         let order_id = required("order_id", raw.order_id)?;
         let order_id = order_id
-            .get()
             .parse::<i64>()
             .map_err(|_| invalid("order_id", format!("must be an integer, got {order_id}")))?;
         let customer_id = text("customer_id", required("customer_id", raw.customer_id)?)?;
@@ -163,20 +202,16 @@ impl OrderEvent {
     }
 }
 
-fn required<'a>(
-    field: &'static str,
-    value: Option<&'a RawValue>,
-) -> Result<&'a RawValue, InvalidEvent> {
+fn required<'a>(field: &'static str, value: Option<&'a str>) -> Result<&'a str, InvalidEvent> {
     match value {
-        Some(v) if v.get() == "null" => Err(invalid(field, "must not be null")),
+        Some("null") => Err(invalid(field, "must not be null")),
         Some(v) => Ok(v),
         None => Err(invalid(field, "missing")),
     }
 }
 
 /// A JSON string's text: borrowed when it holds no escape, unescaped into a copy when it does.
-fn text<'a>(field: &'static str, value: &'a RawValue) -> Result<Cow<'a, str>, InvalidEvent> {
-    let raw = value.get();
+fn text<'a>(field: &'static str, raw: &'a str) -> Result<Cow<'a, str>, InvalidEvent> {
     match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
         Some(inner) if !inner.contains('\\') => Ok(Cow::Borrowed(inner)),
         Some(_) => serde_json::from_str::<String>(raw)
@@ -188,10 +223,9 @@ fn text<'a>(field: &'static str, value: &'a RawValue) -> Result<Cow<'a, str>, In
 
 /// An amount is a JSON number or a string holding a decimal, with at most 2 places. A number is
 /// read from the digits as sent, never through a float.
-fn amount(value: &RawValue) -> Result<i128, InvalidEvent> {
-    let raw = value.get();
+fn amount(raw: &str) -> Result<i128, InvalidEvent> {
     let digits = match raw.as_bytes().first() {
-        Some(b'"') => text("amount", value)?,
+        Some(b'"') => text("amount", raw)?,
         Some(b'-' | b'0'..=b'9') => Cow::Borrowed(raw),
         _ => {
             return Err(invalid(
