@@ -230,17 +230,27 @@ mod tests {
 
     /// The five fields in any order, each with a value that is mostly right.
     fn event_pairs() -> BoxedStrategy<Vec<(String, String)>> {
-        let pick = |values: &'static [&'static str]| prop::sample::select(values).prop_map(String::from);
+        let pick =
+            |values: &'static [&'static str]| prop::sample::select(values).prop_map(String::from);
         (
             prop_oneof![any::<u32>().prop_map(|n| n.to_string()), value()],
             prop_oneof![Just("\"C01\"".to_string()), value()],
             prop_oneof![pick(&["\"placed\"", "\"paid\"", "\"shipped\""]), value()],
             prop_oneof![pick(&["25.00", "\"18.5\"", "7", "0.10", "1E2"]), value()],
-            prop_oneof![pick(&["\"2026-10-01T09:05:00Z\"", "\"2026-10-01T11:05:00.25+02:00\""]), value()],
+            prop_oneof![
+                pick(&[
+                    "\"2026-10-01T09:05:00Z\"",
+                    "\"2026-10-01T11:05:00.25+02:00\""
+                ]),
+                value()
+            ],
         )
             .prop_map(|(o, c, s, a, t)| {
                 let keys = ["order_id", "customer_id", "status", "amount", "event_time"];
-                keys.iter().map(|k| format!("\"{k}\"")).zip([o, c, s, a, t]).collect()
+                keys.iter()
+                    .map(|k| format!("\"{k}\""))
+                    .zip([o, c, s, a, t])
+                    .collect()
             })
             .prop_shuffle()
             .boxed()
