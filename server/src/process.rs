@@ -12,6 +12,8 @@
 //! no live growth run to run, and the jump there was at a table's 100th commit (a checkpoint's
 //! burst of file threads, now bounded in `service::dashboard::behind`; `bench/results.md`).
 
+pub mod cpu;
+
 use tokio::runtime::{Builder, Runtime};
 
 #[global_allocator]

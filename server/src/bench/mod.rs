@@ -25,6 +25,7 @@ use crate::engine::event::OrderEvent;
 use crate::engine::flows::HOUR_MICROS as HOUR;
 use crate::engine::rng::Rng;
 use crate::engine::tables::TableName;
+use crate::process::cpu::{self, Clock};
 use crate::service::lab::{Lab, Streams};
 
 const MINUTE: i64 = HOUR / 60;
@@ -231,9 +232,19 @@ pub fn median(mut d: Vec<Duration>) -> Duration {
     d.get(d.len() / 2).copied().unwrap_or_default()
 }
 
+/// One pass of [`raw_consume`].
+#[derive(Debug, Clone, Copy)]
+pub struct Consumed {
+    pub messages: u64,
+    pub took: Duration,
+    /// The busy time of every core during the pass, the broker's among it: how much of the
+    /// machine reading alone takes, and so how much is left beside it for bronze's own work.
+    pub machine_cpu: Duration,
+}
+
 /// The machine's limit for bronze's input: every message of `topic` consumed with rdkafka as
-/// bronze's reader is configured, nothing parsed. Returns (messages, time).
-pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
+/// bronze's reader is configured, nothing parsed.
+pub async fn raw_consume(lab: &Lab) -> anyhow::Result<Consumed> {
     let kafka = lab.kafka().await?;
     let topic = &lab.config.topic;
     let partitions = kafka.partitions(topic)?.unwrap_or_default();
@@ -246,7 +257,7 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
             .map_err(crate::kafka::KafkaError::from)?;
     }
     let reader = kafka.reader()?;
-    let started = Instant::now();
+    let (started, machine) = (Instant::now(), cpu::used(Clock::Machine));
     reader
         .assign(&assignment)
         .map_err(crate::kafka::KafkaError::from)?;
@@ -270,7 +281,11 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<(u64, Duration)> {
         Ok(())
     })?;
     std::hint::black_box(bytes);
-    Ok((seen, started.elapsed()))
+    Ok(Consumed {
+        messages: seen,
+        took: started.elapsed(),
+        machine_cpu: cpu::used(Clock::Machine).saturating_sub(machine),
+    })
 }
 
 /// The machine's limit for bronze's output: `events` as bronze rows (Arrow, in batches of the

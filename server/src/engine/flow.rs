@@ -17,6 +17,7 @@ use app::model::{FlowRun, FlowStatus};
 use super::flows::FlowError;
 use super::tables::Tables;
 use crate::crash::{CrashPoint, Moment};
+use crate::process::cpu::{self, Clock};
 
 /// What a flow may touch: the lab's tables, its topic, its state folder, and the crash point a
 /// test set. The lab hands this down; flows never see the lab.
@@ -143,11 +144,20 @@ async fn steps<F: Flow>(
     cx: &FlowContext,
     event: &mut FlowRun,
 ) -> Result<F::Done, FlowError> {
-    // Where a flow's time goes, step by step, for `RECKON_LOG=reckon=debug`.
-    let (name, mut lap) = (flow.name().to_string(), Instant::now());
+    // Where a flow's time goes, step by step, for `RECKON_LOG=reckon=debug`: its milliseconds,
+    // and the CPU the whole machine was busy with meanwhile (read only when it is logged).
+    let logged = tracing::enabled!(tracing::Level::DEBUG);
+    let busy = || {
+        logged
+            .then(|| cpu::used(Clock::Machine))
+            .unwrap_or_default()
+    };
+    let (name, mut lap, mut was_busy) = (flow.name().to_string(), Instant::now(), busy());
     let mut took = |step: &str| {
-        tracing::debug!(flow = name, step, ms = lap.elapsed().as_secs_f64() * 1e3);
-        lap = Instant::now();
+        let (ms, now_busy) = (lap.elapsed().as_secs_f64() * 1e3, busy());
+        let machine_cpu_ms = now_busy.saturating_sub(was_busy).as_secs_f64() * 1e3;
+        tracing::debug!(flow = name, step, ms, machine_cpu_ms);
+        (lap, was_busy) = (Instant::now(), now_busy);
     };
     let mut state = flow.restore(cx, event).await?;
     took("restore");

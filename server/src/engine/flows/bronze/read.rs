@@ -20,6 +20,7 @@ use super::{FlowError, Range, ms, write};
 use crate::engine::event::EventRef;
 use crate::engine::tables::TableError;
 use crate::kafka::KafkaError;
+use crate::process::cpu::{Clock, used as cpu};
 
 /// How long bronze waits for the next message of a range it knows exists.
 const STALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -219,7 +220,8 @@ pub(super) fn read(
             .collect();
         drop(rows);
         let started = Instant::now();
-        let (process_cpu, poll_cpu) = (cpu(Clock::Process), cpu(Clock::Thread));
+        let (machine_cpu, process_cpu) = (cpu(Clock::Machine), cpu(Clock::Process));
+        let poll_cpu = cpu(Clock::Thread);
         let mut first = None;
         let polled = poll(reader, topic, ranges, |chunk| {
             first.get_or_insert_with(|| started.elapsed());
@@ -239,9 +241,11 @@ pub(super) fn read(
         let (files, write_cpu) = writing.join().expect("bronze's writer thread panicked");
         // Where a read's time goes: the polling (to the first full chunk, and to the last
         // message), then the decoding and the writing still to finish after it; and the CPU
-        // time of each part, and of the whole process (librdkafka's threads among the rest).
+        // time of each part, of the whole process (librdkafka's threads among the rest), and
+        // of the machine (the broker too).
         tracing::debug!(
             flow = "bronze",
+            messages = done.iter().map(|d| d.good + d.rejected).sum::<u64>(),
             first_chunk_ms = first.map_or(f64::NAN, ms),
             polled_ms = ms(polling),
             decoded_ms = ms(decoding),
@@ -250,32 +254,11 @@ pub(super) fn read(
             decode_cpu_ms = ms(decode_cpu),
             write_cpu_ms = ms(write_cpu),
             process_cpu_ms = ms(cpu(Clock::Process).saturating_sub(process_cpu)),
+            machine_cpu_ms = ms(cpu(Clock::Machine).saturating_sub(machine_cpu)),
         );
         polled?;
         Ok(Read::gather(done, files?, ingested_at)?)
     })
-}
-
-enum Clock {
-    Thread,
-    Process,
-}
-
-/// The CPU time this thread, or the whole process, has used so far.
-fn cpu(clock: Clock) -> Duration {
-    let id = match clock {
-        Clock::Thread => libc::CLOCK_THREAD_CPUTIME_ID,
-        Clock::Process => libc::CLOCK_PROCESS_CPUTIME_ID,
-    };
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill; the clock ids are always present.
-    if unsafe { libc::clock_gettime(id, &mut t) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// Assigns `reader` the partitions of `topic` at the given offsets: it starts fetching there.
