@@ -210,8 +210,8 @@ async fn the_benchmarks_reckon_side_on_1000_events() {
         .await
         .unwrap();
     assert_eq!(stages.events, 10);
-    let (consumed, _) = bench::raw_consume(&lab).await.unwrap();
-    assert_eq!(consumed, 1010);
+    let consumed = bench::raw_consume(&lab).await.unwrap();
+    assert_eq!(consumed.messages, 1010);
     let dir = tempfile::tempdir().unwrap();
     bench::parquet_write(&workload.sends.concat(), dir.path()).unwrap();
     assert!(!bench::hourly_sales(&lab).await.unwrap().is_empty());
