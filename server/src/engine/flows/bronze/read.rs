@@ -220,8 +220,7 @@ pub(super) fn read(
             .collect();
         drop(rows);
         let started = Instant::now();
-        let (machine_cpu, process_cpu) = (cpu(Clock::Machine), cpu(Clock::Process));
-        let poll_cpu = cpu(Clock::Thread);
+        let (process_cpu, poll_cpu) = (cpu(Clock::Process), cpu(Clock::Thread));
         let mut first = None;
         let polled = poll(reader, topic, ranges, |chunk| {
             first.get_or_insert_with(|| started.elapsed());
@@ -241,8 +240,8 @@ pub(super) fn read(
         let (files, write_cpu) = writing.join().expect("bronze's writer thread panicked");
         // Where a read's time goes: the polling (to the first full chunk, and to the last
         // message), then the decoding and the writing still to finish after it; and the CPU
-        // time of each part, of the whole process (librdkafka's threads among the rest), and
-        // of the machine (the broker too).
+        // time of each part, and of the whole process (librdkafka's threads among the rest).
+        // The machine's busy time (the broker's too) is the runner's, logged per step.
         tracing::debug!(
             flow = "bronze",
             messages = done.iter().map(|d| d.good + d.rejected).sum::<u64>(),
@@ -254,7 +253,6 @@ pub(super) fn read(
             decode_cpu_ms = ms(decode_cpu),
             write_cpu_ms = ms(write_cpu),
             process_cpu_ms = ms(cpu(Clock::Process).saturating_sub(process_cpu)),
-            machine_cpu_ms = ms(cpu(Clock::Machine).saturating_sub(machine_cpu)),
         );
         polled?;
         Ok(Read::gather(done, files?, ingested_at)?)
