@@ -82,14 +82,7 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     if args.warm_up {
-        let warmed = warm::warm_up(dir).await?;
-        println!(
-            "warm-up (not timed): {:.1} s; {} log questions, median {:.1} ms in the first tenth, {:.1} ms in the last",
-            warmed.took.as_secs_f64(),
-            warmed.questions,
-            warmed.question_ms.0,
-            warmed.question_ms.1
-        );
+        println!("{}", warm::warm_up(dir, args.events / args.sends).await?);
     }
     let main_lab = lab(dir, "main");
     main_lab.reset(false).await?;
@@ -257,6 +250,12 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         "raw consume's best pass kept {:.2} of the machine's {cores} cores busy (the broker's JVM among them): {:.0} ns of CPU a message",
         best.machine_cpu.as_secs_f64() / consume.as_secs_f64(),
         best.machine_cpu.as_secs_f64() * 1e9 / consumed.max(1) as f64
+    ));
+    let all_stages = reckon.bronze + reckon.silver + reckon.gold + reckon.check;
+    line(format!(
+        "the JVMs' JIT compilers took {:.2} of a core during Reckon's runs after the sends, {:.2} during raw consume's best pass",
+        reckon.jit.as_secs_f64() / all_stages.as_secs_f64(),
+        best.jit.as_secs_f64() / consume.as_secs_f64()
     ));
     line(String::new());
     line(

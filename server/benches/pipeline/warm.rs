@@ -6,6 +6,12 @@
 //! 2026-12-03). A long-running lab server's broker is warm, so that is the state both sides are
 //! measured in. `--no-warm-up` measures from a cold start as before.
 //!
+//! Its sends are as large as the workload's. After ten sends of 20,000 events, the broker's JIT
+//! compilers still took a third of a core in some of bronze's read windows during the main
+//! sends, compiling what the send's produce just before had made hot, and those were the slowest
+//! reads (`perf record -a`, `bench/results.md`, 2026-12-05). Sends of the workload's size leave
+//! less of it for the timed part; the bench prints the share that is left on each side.
+//!
 //! A broker the bench started keeps its storage in the bench's folder, so it is stopped before
 //! the folder goes: left running on a deleted folder, it gave the next bench's first topic no
 //! leader ("did not get a leader for every partition within 60 s", every second run).
@@ -17,8 +23,8 @@ use reckon::Config;
 use reckon::bench::{self, Workload};
 use reckon::service::lab::Streams;
 
-/// Events the warm-up sends (in [`SENDS`] sends, each read by bronze), on a topic of its own.
-const EVENTS: usize = 200_000;
+/// Sends the warm-up makes (each as large as the workload's, each read by bronze), on a topic of
+/// its own.
 const SENDS: usize = 10;
 /// The requests a run makes once or twice, asked this many times (or for [`QUESTIONS_FOR`]).
 const QUESTIONS: usize = 3000;
@@ -32,12 +38,13 @@ pub struct Warmed {
     pub question_ms: (f64, f64),
 }
 
-/// Sends, bronze runs, raw consumes and log questions on a lab of its own, none of it timed.
-pub async fn warm_up(dir: &Path) -> anyhow::Result<Warmed> {
+/// Sends of `send_size` events with bronze runs, raw consumes and log questions on a lab of
+/// its own; none of it timed.
+pub async fn warm_up(dir: &Path, send_size: usize) -> anyhow::Result<Warmed> {
     let started = Instant::now();
     let lab = super::lab(dir, "warm-up");
     lab.reset(false).await?;
-    let workload = Workload::new(EVENTS, SENDS);
+    let workload = Workload::new(send_size * SENDS, SENDS);
     for send in &workload.sends {
         lab.produce(send, "warm-up").await?;
         lab.run(Streams::Bronze, true).await?;
@@ -74,6 +81,19 @@ pub async fn warm_up(dir: &Path) -> anyhow::Result<Warmed> {
         questions,
         question_ms: (first, last),
     })
+}
+
+impl std::fmt::Display for Warmed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "warm-up (not timed): {:.1} s; {} log questions, median {:.1} ms in the first tenth, {:.1} ms in the last",
+            self.took.as_secs_f64(),
+            self.questions,
+            self.question_ms.0,
+            self.question_ms.1
+        )
+    }
 }
 
 /// The local broker as the bench found it: a broker it starts itself is stopped at its end.

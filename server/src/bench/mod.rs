@@ -141,6 +141,8 @@ pub struct Stages {
     pub checked: u64,
     /// The last check's PROBLEM lines (Spark's side; Reckon's fails the run instead).
     pub problems: Vec<String>,
+    /// The CPU time of the JVMs' JIT compilers meanwhile (Reckon's side): cores not left to it.
+    pub jit: Duration,
 }
 
 impl Stages {
@@ -152,13 +154,14 @@ impl Stages {
         self.events += other.events;
         self.checked += other.checked;
         self.problems = other.problems.clone();
+        self.jit += other.jit;
     }
 }
 
 /// One pipeline run of Reckon (3 streams, then the check), timed per stage. Fails on a check
 /// that finds a problem: the benchmark compares correct work only.
 pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
-    let started = Instant::now();
+    let (started, jit) = (Instant::now(), cpu::used(Clock::JitCompilers));
     let runs = lab.run(Streams::All, true).await?;
     let streams = started.elapsed();
     let ms = |name: &str| {
@@ -184,6 +187,7 @@ pub async fn reckon_run(lab: &Lab) -> anyhow::Result<Stages> {
         events: bronze.map_or(0, |r| r.figures.rows_read),
         checked: report.bronze_events as u64,
         problems: vec![],
+        jit: cpu::used(Clock::JitCompilers).saturating_sub(jit),
     })
 }
 
@@ -240,6 +244,8 @@ pub struct Consumed {
     /// The busy time of every core during the pass, the broker's among it: how much of the
     /// machine reading alone takes, and so how much is left beside it for bronze's own work.
     pub machine_cpu: Duration,
+    /// The CPU time of the JVMs' JIT compilers during the pass.
+    pub jit: Duration,
 }
 
 /// The machine's limit for bronze's input: every message of `topic` consumed with rdkafka as
@@ -258,6 +264,7 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<Consumed> {
     }
     let reader = kafka.reader()?;
     let (started, machine) = (Instant::now(), cpu::used(Clock::Machine));
+    let jit = cpu::used(Clock::JitCompilers);
     reader
         .assign(&assignment)
         .map_err(crate::kafka::KafkaError::from)?;
@@ -285,6 +292,7 @@ pub async fn raw_consume(lab: &Lab) -> anyhow::Result<Consumed> {
         messages: seen,
         took: started.elapsed(),
         machine_cpu: cpu::used(Clock::Machine).saturating_sub(machine),
+        jit: cpu::used(Clock::JitCompilers).saturating_sub(jit),
     })
 }
 

@@ -102,6 +102,7 @@ impl SparkPeer {
                 .filter(|l| l.starts_with("PROBLEM"))
                 .map(str::to_string)
                 .collect(),
+            jit: Duration::ZERO,
         })
     }
 

@@ -213,7 +213,7 @@ fn required<'a>(field: &'static str, value: Option<&'a str>) -> Result<&'a str, 
 /// A JSON string's text: borrowed when it holds no escape, unescaped into a copy when it does.
 fn text<'a>(field: &'static str, raw: &'a str) -> Result<Cow<'a, str>, InvalidEvent> {
     match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Ok(Cow::Borrowed(inner)),
+        Some(inner) if !inner.as_bytes().contains(&b'\\') => Ok(Cow::Borrowed(inner)),
         Some(_) => serde_json::from_str::<String>(raw)
             .map(Cow::Owned)
             .map_err(|e| invalid(field, format!("{raw} is not valid text ({e})"))),

@@ -11,7 +11,13 @@ use super::Fields;
 
 /// A message's fields, if it has the shape above.
 pub(super) fn simple_fields(value: &[u8]) -> Option<Fields<'_>> {
-    let mut c = Cursor { b: value, at: 0 };
+    // Checked once for the whole message, so each value's text is a slice of it.
+    let text = std::str::from_utf8(value).ok()?;
+    let mut c = Cursor {
+        s: text,
+        b: value,
+        at: 0,
+    };
     let mut fields = Fields::default();
     c.space();
     c.eat(b'{')?;
@@ -31,8 +37,8 @@ pub(super) fn simple_fields(value: &[u8]) -> Option<Fields<'_>> {
                 b"event_time" => &mut fields.event_time,
                 _ => return None,
             };
-            // Only ASCII was taken, so this never fails; a key sent twice is serde's to refuse.
-            if slot.replace(std::str::from_utf8(raw).ok()?).is_some() {
+            // A key sent twice is serde's to refuse.
+            if slot.replace(raw).is_some() {
                 return None;
             }
             c.space();
@@ -48,8 +54,21 @@ pub(super) fn simple_fields(value: &[u8]) -> Option<Fields<'_>> {
     (c.at == value.len()).then_some(fields)
 }
 
-/// A place in a message.
+/// The bytes a string of this reading may hold between its quotes: ASCII from the space up, but
+/// the quote and the backslash.
+const PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        plain[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    plain
+};
+
+/// A place in a message, read as bytes and sliced as text.
 struct Cursor<'a> {
+    s: &'a str,
     b: &'a [u8],
     at: usize,
 }
@@ -59,11 +78,17 @@ impl<'a> Cursor<'a> {
         self.b.get(self.at).copied()
     }
 
+    /// Moves past the bytes from here that `keep` holds to.
+    fn skip_while(&mut self, keep: impl Fn(u8) -> bool) -> usize {
+        let rest = &self.b[self.at..];
+        let n = rest.iter().position(|&b| !keep(b)).unwrap_or(rest.len());
+        self.at += n;
+        n
+    }
+
     /// JSON's whitespace.
     fn space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
+        self.skip_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
     }
 
     fn eat(&mut self, byte: u8) -> Option<()> {
@@ -71,27 +96,16 @@ impl<'a> Cursor<'a> {
     }
 
     fn digits(&mut self) -> usize {
-        let from = self.at;
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.at += 1;
-        }
-        self.at - from
+        self.skip_while(|b| b.is_ascii_digit())
     }
 
     /// A string of printable ASCII without a backslash: the text between its quotes.
     fn string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let from = self.at;
-        loop {
-            match self.peek()? {
-                b'"' => break,
-                b'\\' | 0..=0x1f | 0x80..=0xff => return None,
-                _ => self.at += 1,
-            }
-        }
-        let inner = &self.b[from..self.at];
-        self.at += 1;
-        Some(inner)
+        self.skip_while(|b| PLAIN[usize::from(b)]);
+        self.eat(b'"')?;
+        Some(&self.b[from..self.at - 1])
     }
 
     /// A number by JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -125,7 +139,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A value that holds no other: its whole text, a string's quotes included.
-    fn scalar(&mut self) -> Option<&'a [u8]> {
+    fn scalar(&mut self) -> Option<&'a str> {
         let from = self.at;
         match self.peek()? {
             b'"' => {
@@ -137,7 +151,7 @@ impl<'a> Cursor<'a> {
             b'f' => self.literal(b"false")?,
             _ => return None,
         }
-        Some(&self.b[from..self.at])
+        self.s.get(from..self.at)
     }
 }
 
