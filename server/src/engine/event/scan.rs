@@ -99,7 +99,7 @@ impl<'a> Cursor<'a> {
         self.skip_while(|b| b.is_ascii_digit())
     }
 
-    /// A string of printable ASCII without a backslash: the text between its quotes.
+    /// A string of the bytes [`PLAIN`] allows: the text between its quotes.
     fn string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let from = self.at;
