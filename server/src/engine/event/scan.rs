@@ -13,11 +13,7 @@ use super::Fields;
 pub(super) fn simple_fields(value: &[u8]) -> Option<Fields<'_>> {
     // Checked once for the whole message, so each value's text is a slice of it.
     let text = std::str::from_utf8(value).ok()?;
-    let mut c = Cursor {
-        s: text,
-        b: value,
-        at: 0,
-    };
+    let mut c = Cursor::new(text);
     let mut fields = Fields::default();
     c.space();
     c.eat(b'{')?;
@@ -74,6 +70,14 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    fn new(s: &'a str) -> Self {
+        Cursor {
+            s,
+            b: s.as_bytes(),
+            at: 0,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.at).copied()
     }
