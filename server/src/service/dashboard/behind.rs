@@ -16,7 +16,7 @@ const NICE: libc::c_int = 10;
 /// on a blocking thread that waits for listing tasks, which need blocking threads of their own.
 /// At 4 per core (8 here), chosen to keep a checkpoint's burst of some 90 threads off the
 /// server's memory, the labs' runs at once filled the pool with such waiters and hung for good
-/// (`tests/labs.rs` with ten labs at once, 2026-12-04: every `reckon-run` thread parked in
+/// (`tests/labs/` with ten labs at once, 2026-12-04: every `reckon-run` thread parked in
 /// delta-kernel's `block_on`). A hang is worse than a burst, so the pool is as wide as that
 /// burst with room to spare, and its threads go after a second idle instead of tokio's ten.
 const BLOCKING_PER_CORE: usize = 64;

@@ -1,0 +1,314 @@
+//! Limits on every write route, sign-in floods, concurrent token minting, half-open connections,
+//! live streams outliving access, bad server-function input.
+
+use super::*;
+
+/// A route pattern made a path: `{lab}` is lab default, `{id}` run 1.
+fn concrete(pattern: &str) -> String {
+    pattern.replace("{lab}", "default").replace("{id}", "1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_route_is_limited_in_rate_and_body() {
+    let tiny = Rate {
+        burst: 3,
+        per_second: 0.001,
+    };
+    let server = server("limits", true).await.with_rates(Rates {
+        sends: tiny,
+        writes: tiny,
+        sign_ins: tiny,
+        guesses: tiny,
+    });
+    let mut routes = reckon::web::write_routes();
+    for function in [
+        "/fn/produce",
+        "/fn/send_batch",
+        "/fn/send_again",
+        "/fn/save_settings",
+    ] {
+        assert!(
+            routes.iter().any(|(_, path)| path == function),
+            "{function} is not among the write routes: {routes:?}"
+        );
+    }
+    // A path no router registered is held to the same limits.
+    routes.push((axum::http::Method::POST, "/fn/no_such_function".into()));
+    assert!(routes.len() > 20, "{routes:?}");
+    for (i, (method, pattern)) in routes.iter().enumerate() {
+        let path = concrete(pattern);
+        let address = [10, 0, (i / 250) as u8, (i % 250) as u8];
+        // Uploads into a lab's landing folder may be larger; every other body stops at 64 KiB.
+        let upload = *method == axum::http::Method::POST && path.ends_with("/landing");
+        let limit = match upload {
+            true => reckon::web::UPLOAD_LIMIT,
+            false => 64 * 1024,
+        };
+        let big = Request::builder()
+            .method(method.clone())
+            .uri(&path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_LENGTH, limit + 1)
+            .body(Body::from(vec![b' '; limit + 1]))
+            .unwrap();
+        let answer = server.call(from(address, big)).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "{method} {path} took a body over {limit} bytes"
+        );
+        let mut statuses = vec![];
+        for _ in 0..=tiny.burst {
+            let request = Request::builder()
+                .method(method.clone())
+                .uri(&path)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("lab=default"))
+                .unwrap();
+            statuses.push(server.call(from(address, request)).await.status);
+        }
+        assert_eq!(
+            statuses.last(),
+            Some(&StatusCode::TOO_MANY_REQUESTS),
+            "{method} {path}: {statuses:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_flood_signs_nobody_else_out() {
+    let server = server("flood", true).await;
+    let learner = server.create_lab("ann").await;
+    let viewer = server
+        .ok(
+            "POST",
+            "/api/labs/ann/viewer-token",
+            Some(&learner),
+            json!({}),
+        )
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let instructor = server.sign_in([192, 168, 0, 1], INSTRUCTOR).await.unwrap();
+    let student = server.sign_in([192, 168, 0, 2], &learner).await.unwrap();
+    // From one address, sign-ins are throttled.
+    let mut throttled = 0;
+    for _ in 0..30 {
+        if server.sign_in([10, 9, 9, 9], &viewer).await == Err(StatusCode::TOO_MANY_REQUESTS) {
+            throttled += 1;
+        }
+    }
+    assert!(
+        throttled > 0,
+        "30 sign-ins from one address were not throttled"
+    );
+    // From many addresses, more sign-ins than the server once kept in all: each evicts only
+    // the viewer token's own oldest sessions.
+    for i in 0..10_050u32 {
+        let address = [10, (i >> 16) as u8 + 1, (i >> 8) as u8, i as u8];
+        let _ = server.sign_in(address, &viewer).await;
+    }
+    assert!(
+        server.signed_in(&instructor, "ann").await,
+        "the instructor was signed out"
+    );
+    assert!(
+        server.signed_in(&student, "ann").await,
+        "the learner was signed out"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
+    let server = server("mints", true).await;
+    let learner = server.create_lab("ann").await;
+    let mints = (0..16).map(|_| {
+        server.api(
+            "POST",
+            "/api/labs/ann/viewer-token",
+            Some(&learner),
+            json!({}),
+        )
+    });
+    let answers = futures::future::join_all(mints).await;
+    for answer in &answers {
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.json);
+    }
+    let mut statuses = vec![];
+    for _ in 0..10 {
+        statuses.push(
+            server
+                .api(
+                    "POST",
+                    "/api/labs/ann/viewer-token",
+                    Some(&learner),
+                    json!({}),
+                )
+                .await
+                .status,
+        );
+    }
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
+    // Guessing a known token id's secret costs an argon2 a few times, then is refused.
+    let id = learner.split('.').next().unwrap();
+    let mut guesses = vec![];
+    for i in 0..10 {
+        let guess = format!("{id}.{i:048}");
+        guesses.push(
+            server
+                .api("GET", "/api/labs/ann/runs", Some(&guess), json!({}))
+                .await
+                .status,
+        );
+    }
+    assert!(
+        guesses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{guesses:?}"
+    );
+    assert_eq!(
+        server
+            .api("GET", "/api/labs/ann/runs", Some(&learner), json!({}))
+            .await
+            .status,
+        StatusCode::OK,
+        "the real token, verified before, still opens its lab"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_are_closed_by_timeout() {
+    let server = server("halfopen", false).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(reckon::web::serve(listener, server.state.clone(), async {
+        let _ = stopped.await;
+    }));
+    let mut idle = vec![];
+    for _ in 0..50 {
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream
+            .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        idle.push(stream);
+    }
+    for mut stream in idle {
+        let mut buffer = [0u8; 1024];
+        let read = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut buffer))
+            .await
+            .expect("a half-sent request's connection is still open after 20 s");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream
+        .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    stop.send(()).unwrap();
+    serving.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_stream_ends_when_the_lab_goes_private() {
+    let server = server("private", true).await;
+    server
+        .ok(
+            "POST",
+            "/api/settings",
+            Some(INSTRUCTOR),
+            json!({"public": true}),
+        )
+        .await;
+    let response = server
+        .router
+        .clone()
+        .oneshot(Request::get("/api/live").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    server
+        .ok(
+            "POST",
+            "/api/settings",
+            Some(INSTRUCTOR),
+            json!({"public": false}),
+        )
+        .await;
+    server
+        .ok("POST", "/api/reset", Some(INSTRUCTOR), json!({}))
+        .await;
+    let mut seen = String::new();
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame.unwrap().into_data() {
+                seen.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the stream still runs after the lab went private: {seen}"
+    );
+    assert!(
+        !seen.contains("reset"),
+        "an anonymous stream heard a private lab: {seen}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_server_function_input_answers_400_with_the_field() {
+    let server = server("fnargs", false).await;
+    for (uri, body, field) in [
+        ("/fn/runs", "lab=default&limit=abc", Some("limit")),
+        ("/fn/runs", "lab=default&before=x", Some("before")),
+        ("/fn/runs", "lab=default&lab=other", None),
+        ("/fn/run", "lab=default&id=x", Some("id")),
+        (
+            "/fn/table",
+            "lab=default&name=orders&version=v1",
+            Some("version"),
+        ),
+        ("/fn/send_again", "lab=default&id=first", Some("id")),
+        (
+            "/fn/save_settings",
+            "lab=default&schedule_seconds=soon",
+            Some("schedule_seconds"),
+        ),
+    ] {
+        let request = Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        let answer = server.call(request).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{uri} {body}: {}",
+            answer.json
+        );
+        assert!(
+            answer.json["field"].is_string(),
+            "{uri} {body}: {}",
+            answer.json
+        );
+        if let Some(field) = field {
+            assert_eq!(answer.json["field"], field, "{uri} {body}: {}", answer.json);
+        }
+        assert!(
+            answer.json["error"].is_string(),
+            "{uri} {body}: {}",
+            answer.json
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Pages rendered while routers are built, every page without JavaScript, a form posted without it.
+
+use super::*;
+
+/// Routers built while pages render (as tests and several labs do) never stall a render: Leptos's
+/// route generation once left a page waiting forever for its data (leptos-rs/leptos#4773).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_render_while_other_routers_are_built() {
+    let lab = TestLab::new("routers");
+    let site = std::sync::Arc::new(site(&lab).await);
+    let builder = {
+        let state = site.state.clone();
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                drop(app(state.clone()));
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    for round in 0..200 {
+        let page = tokio::time::timeout(Duration::from_secs(30), site.get("/produce")).await;
+        let Ok((status, body)) = page else {
+            panic!("GET /produce (round {round}) did not finish within 30 s")
+        };
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    builder.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_renders_without_javascript() {
+    let lab = TestLab::new("pages");
+    let site = site(&lab).await;
+    // Before anything happened.
+    for (uri, text) in [
+        ("/", "No hour of sales is final yet."),
+        ("/runs", "No runs yet."),
+        ("/hours", "No hours yet"),
+        ("/produce", "Send one event"),
+        ("/topic", "does not exist yet"),
+        ("/tables", "does not exist yet"),
+        ("/pipeline", "not created yet"),
+    ] {
+        let (status, page) = site.get(uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert!(page.contains(text), "{uri} lacks {text:?}:\n{page}");
+        assert!(
+            page.contains("/pkg/reckon.js"),
+            "{uri} loads no hydration script"
+        );
+    }
+    site.play_course().await;
+    for (uri, text) in [
+        ("/", "Hourly sales are final through the 11:00 hour."),
+        ("/runs", "check: late"),
+        ("/hours", "data-verdict=\"late\""),
+        ("/produce", "send again"),
+        ("/produce?preset=late", "is behind it"),
+        ("/topic", "bronze stored"),
+        ("/tables?table=hourly_sales", "hourly_sales at version"),
+        ("/tables?table=orders&version=1", "(latest is"),
+        ("/pipeline", "up to date with bronze"),
+    ] {
+        let (status, page) = site.get(uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert!(page.contains(text), "{uri} lacks {text:?}:\n{page}");
+    }
+    let (status, page) = site.get("/tables?table=nope").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("table: one of bronze_orders"), "{page}");
+    assert_eq!(site.get("/no-such-page").await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_posted_without_javascript_comes_back_with_the_fields_error() {
+    let lab = TestLab::new("form");
+    let site = site(&lab).await;
+    let form = "lab=default&event[order_id]=12x&event[customer_id]=C1&event[status]=placed&event[amount]=1.00&event[event_time]=2026-10-01T09:00:00Z";
+    let (status, _, headers) = site
+        .call(
+            Request::post("/fn/produce")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::ACCEPT, "text/html")
+                .header(header::REFERER, "http://127.0.0.1:3000/produce")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FOUND);
+    // Back where the form was (browsers send the whole address as the referer).
+    let back = headers[header::LOCATION].to_str().unwrap();
+    let back = back
+        .strip_prefix("http://127.0.0.1:3000")
+        .unwrap_or(back)
+        .to_string();
+    assert!(back.starts_with("/produce?"), "{back}");
+    let (status, page) = site.get(&back).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("data-field=\"order_id\""), "{page}");
+    assert!(page.contains("must be a whole number"), "{page}");
+    assert_eq!(lab.kafka().partitions(&lab.topic).unwrap(), None);
+
+    // The same form, right, sends the event and comes back without an error.
+    let (status, _, headers) = site
+        .call(
+            Request::post("/fn/produce")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::ACCEPT, "text/html")
+                .header(header::REFERER, "http://127.0.0.1:3000/produce")
+                .body(Body::from(form.replace("12x", "12")))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FOUND);
+    let back = headers[header::LOCATION].to_str().unwrap();
+    assert!(
+        back.trim_end_matches('?') == "http://127.0.0.1:3000/produce",
+        "{back}"
+    );
+    let (_, page) = site.get("/produce").await;
+    assert!(page.contains("send again"), "{page}");
+}
