@@ -34,12 +34,18 @@ pub fn FreshnessPage() -> impl IntoView {
     }
 }
 
-/// The gold numbers by period as bars: final ones solid, the others pale and labelled so.
+/// The gold numbers by period as bars: final ones solid, the others pale and labelled so. A few
+/// bars are widened to fill [`MIN_WIDTH`]; many scroll. The first and last periods are named
+/// under their bars, the axis as wide as the bars.
 fn chart_view(chart: GoldChart) -> impl IntoView {
     const HEIGHT: f64 = 120.0;
-    const BAR: f64 = 18.0;
+    const MIN_BAR: f64 = 18.0;
+    const MAX_BAR: f64 = 64.0;
+    const MIN_WIDTH: f64 = 320.0;
     let most = chart.bars.iter().map(|b| b.value).max().unwrap_or(1).max(1) as f64;
-    let width = (chart.bars.len() as f64 * BAR).max(BAR);
+    let n = chart.bars.len().max(1) as f64;
+    let bar = (MIN_WIDTH / n).clamp(MIN_BAR, MAX_BAR);
+    let width = n * bar;
     let bars = chart
         .bars
         .iter()
@@ -49,8 +55,8 @@ fn chart_view(chart: GoldChart) -> impl IntoView {
             let class = if b.r#final { "final" } else { "not-final" };
             let state = if b.r#final { "final" } else { "not final yet" };
             view! {
-                <rect x=format!("{:.1}", i as f64 * BAR + 2.0) y=format!("{:.1}", HEIGHT - h)
-                      width=format!("{:.1}", BAR - 4.0) height=format!("{h:.1}") class=class
+                <rect x=format!("{:.1}", i as f64 * bar + 2.0) y=format!("{:.1}", HEIGHT - h)
+                      width=format!("{:.1}", bar - 4.0) height=format!("{h:.1}") class=class
                       data-label=b.label.clone()>
                     <title>{format!("{}: {} ({state})", b.label, b.value)}</title>
                 </rect>
@@ -62,11 +68,11 @@ fn chart_view(chart: GoldChart) -> impl IntoView {
         .first()
         .map(|b| b.label.clone())
         .unwrap_or_default();
-    let last = chart
-        .bars
-        .last()
-        .map(|b| b.label.clone())
-        .unwrap_or_default();
+    // One bar is named once.
+    let last = match chart.bars.as_slice() {
+        [_, .., b] => b.label.clone(),
+        _ => String::new(),
+    };
     view! {
         <figure class="gold-chart">
             <figcaption>{chart.title}</figcaption>
@@ -74,8 +80,10 @@ fn chart_view(chart: GoldChart) -> impl IntoView {
                 <svg viewBox=format!("0 0 {width} {HEIGHT}") width=width height=HEIGHT role="img">
                     {bars}
                 </svg>
+                <p class="axis-labels" style=format!("width:{width:.0}px")>
+                    <span>{first}</span><span>{last}</span>
+                </p>
             </div>
-            <p class="axis-labels"><span>{first}</span><span>{last}</span></p>
             <p class="note"><span class="key final"></span>" final  "<span class="key not-final"></span>" not final yet. "{chart.final_rule}</p>
         </figure>
     }

@@ -126,14 +126,17 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
         }
     }
     .map_err(failed)?;
+    // Each row's cells in the order of the columns shown: a row is keyed by column name, and
+    // serde_json's map keeps its keys sorted, not in the table's order.
     view.rows = render::json_rows(&batches)
         .into_iter()
-        .map(|row| {
-            row.into_iter()
-                .map(|(_, v)| match v {
-                    Value::String(s) => s,
-                    Value::Null => String::new(),
-                    other => other.to_string(),
+        .map(|mut row| {
+            view.columns
+                .iter()
+                .map(|column| match row.remove(column) {
+                    Some(Value::String(s)) => s,
+                    Some(Value::Null) | None => String::new(),
+                    Some(other) => other.to_string(),
                 })
                 .collect()
         })
