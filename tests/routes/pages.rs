@@ -65,6 +65,20 @@ async fn every_page_renders_without_javascript() {
         assert_eq!(status, StatusCode::OK, "{uri}");
         assert!(page.contains(text), "{uri} lacks {text:?}:\n{page}");
     }
+    // A check on its own is said to be one, once, where the runs with streams show their figures.
+    let (said, code) = lab.check();
+    assert!(
+        said.contains("late    09:00"),
+        "reckon check ({code}): {said}"
+    );
+    let (_, page) = site.get("/runs").await;
+    assert_eq!(
+        page.matches("The check alone: no stream ran.").count(),
+        1,
+        "{page}"
+    );
+    assert!(page.contains("<th>watermark</th>"), "{page}");
+
     // The tables page puts each cell under its own column: its rows are the table's rows.
     let opened = lab.open().await;
     for table in ["bronze_orders", "orders", "hourly_sales"] {

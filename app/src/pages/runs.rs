@@ -39,6 +39,7 @@ pub fn RunsPage() -> impl IntoView {
 #[component]
 fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
     let status = run.run.status;
+    let checked = run.check.is_some();
     let check = run
         .check
         .map(|c| view! { <span class=format!("verdict {c}")>{format!("check: {c}")}</span> });
@@ -47,7 +48,22 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
         .iter()
         .map(|bar| bar_view(bar, longest, status))
         .collect_view();
-    let figures = run.streams.into_iter().map(figures_view).collect_view();
+    // A check on its own (`reckon check`, the end of a scenario played) ran no stream: no axis,
+    // no figures.
+    let streams = (!run.streams.is_empty()).then(|| {
+        let figures = run.streams.into_iter().map(figures_view).collect_view();
+        view! {
+            <div class="axis">{bars}</div>
+            <table class="figures">
+                <tbody>
+                <tr><th>"stream"</th><th>"read"</th><th>"written"</th><th>"late"</th><th>"duplicate"</th><th>"rejected"</th><th>"watermark"</th></tr>
+                {figures}
+                </tbody>
+            </table>
+        }
+    });
+    let alone = (streams.is_none() && checked)
+        .then(|| view! { <p class="note">"The check alone: no stream ran."</p> });
     view! {
         <li class=format!("run {status}") data-run=run.run.id.to_string()>
             <div class="run-head">
@@ -58,13 +74,8 @@ fn TimelineRow(run: TimelineRun, longest: i64) -> impl IntoView {
                 {check}
                 {run.run.error.clone().map(|e| view! { <span class="error">{e}</span> })}
             </div>
-            <div class="axis">{bars}</div>
-            <table class="figures">
-                <tbody>
-                <tr><th>"stream"</th><th>"read"</th><th>"written"</th><th>"late"</th><th>"duplicate"</th><th>"rejected"</th><th>"watermark"</th></tr>
-                {figures}
-                </tbody>
-            </table>
+            {streams}
+            {alone}
         </li>
     }
 }
