@@ -73,10 +73,12 @@ fn run_view(run: RunEvents, flow: String) -> impl IntoView {
         <section class="run-events" data-run=run.run.to_string()>
             <h2><a href=href(&format!("/runs/{}", run.run))>{format!("Run #{}", run.run)}</a></h2>
             <div class="lanes">{bars}</div>
-            <table class="events">
-                <thead><tr><th>"flow"</th><th>"target"</th><th>"status"</th><th>"in"</th><th>"out"</th><th>"dropped"</th><th>"upserted"</th><th>"deleted"</th><th>"files"</th><th>"started"</th><th>"ms"</th><th></th></tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <div class="scroll">
+                <table class="events">
+                    <thead><tr><th>"flow"</th><th>"target"</th><th>"status"</th><th>"in"</th><th>"out"</th><th>"dropped"</th><th>"upserted"</th><th>"deleted"</th><th>"files"</th><th>"started"</th><th>"ms"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
         </section>
     }
 }
@@ -102,9 +104,12 @@ fn event_row(e: FlowRun) -> impl IntoView {
             <td class="n">{n.rows_upserted}</td>
             <td class="n">{n.rows_deleted}</td>
             <td class="n">{files}</td>
-            <td>{short_time(&e.started_at)}</td>
+            <td class="when">{short_time(&e.started_at)}</td>
             <td class="n">{e.duration_ms}</td>
-            <td>{note}</td>
         </tr>
+        // The rules a flow's rows failed, or its error, on a line of their own under it.
+        {(!note.is_empty()).then(|| view! {
+            <tr class="why" data-flow-note=e.flow.clone()><td colspan="11">{note}</td></tr>
+        })}
     }
 }

@@ -108,15 +108,16 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         None if n.kind == "files" || n.kind == "view" => String::new(),
         None => "not created yet".into(),
     };
-    let last = match n.status {
-        Some(s) => format!(
-            "last run: {} · in {} out {} dropped {}",
-            s.as_str(),
-            n.rows_in,
-            n.rows_out,
-            n.dropped
+    // Two short lines, so that they stay inside the box.
+    let (last, figures) = match n.status {
+        Some(s) => (
+            format!("last run: {}", s.as_str().to_ascii_lowercase()),
+            format!(
+                "in {} · out {} · dropped {}",
+                n.rows_in, n.rows_out, n.dropped
+            ),
         ),
-        None => "last run: none".into(),
+        None => ("last run: none".into(), String::new()),
     };
     let (x, y) = (n.x, n.y);
     let rules = n
@@ -124,10 +125,13 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let class = if r.failed > 0 { "rule failed" } else { "rule" };
+            let (class, mark) = match r.failed {
+                0 => ("rule", "✓"),
+                _ => ("rule failed", "✗"),
+            };
             view! {
-                <text x=x + 10 y=y + 90 + 18 * i as u32 class=class>
-                    {format!("✓ {}: {} failed", r.name, r.failed)}
+                <text x=x + 10 y=y + 108 + 18 * i as u32 class=class>
+                    {format!("{mark} {}: {} failed", r.name, r.failed)}
                 </text>
             }
         })
@@ -138,6 +142,7 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         <text x=x + 10 y=y + 40 class="kind">{n.kind.clone()}</text>
         <text x=x + 10 y=y + 58 class="rows">{rows}</text>
         <text x=x + 10 y=y + 74 class="last">{last}</text>
+        <text x=x + 10 y=y + 90 class="last">{figures}</text>
         {rules}
     };
     let table =

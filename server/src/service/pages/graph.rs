@@ -16,10 +16,10 @@ use crate::service::error::failed;
 use crate::service::lab::Lab;
 
 /// The drawing's units: a node's width, its height before its rules, a rule's line, the gaps.
-const WIDTH: u32 = 220;
-const HEIGHT: u32 = 92;
+const WIDTH: u32 = 240;
+const HEIGHT: u32 = 108;
 const RULE: u32 = 18;
-const GAP_X: u32 = 80;
+const GAP_X: u32 = 48;
 const GAP_Y: u32 = 28;
 const MARGIN: u32 = 16;
 
