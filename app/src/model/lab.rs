@@ -103,7 +103,8 @@ impl std::fmt::Display for Role {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Freshness {
     pub light: Light,
-    /// The last hour written to `hourly_sales` (RFC 3339): every hour up to it is final.
+    /// The last hour written to `hourly_sales` (RFC 3339): every hour up to it is final. In a
+    /// declarative project's lab, the newest final day of its gold chart (`2026-10-29`).
     pub final_through: Option<String>,
     /// The first hour not final yet.
     pub next_hour: Option<String>,

@@ -144,6 +144,16 @@ async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabEr
     Ok(None)
 }
 
+/// The newest day of the chart whose numbers are final (the labs page's "final through").
+fn final_through(chart: &GoldChart) -> Option<String> {
+    chart
+        .bars
+        .iter()
+        .rev()
+        .find(|b| b.r#final)
+        .map(|b| b.label.clone())
+}
+
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
     let mut sentences = vec![];
     let graph = match lab.project_graph() {
@@ -208,12 +218,14 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
     if waiting > 0 && light == Light::Green {
         light = Light::Amber;
     }
+    let chart = gold_chart(lab, &graph).await?;
     Ok(Freshness {
         light,
+        final_through: chart.as_ref().and_then(final_through),
         last_run_at: said.last_run_at,
         last_check: said.last_check,
         sentences,
-        chart: gold_chart(lab, &graph).await?,
+        chart,
         cost: super::cost::of_lab(lab).await?,
         ..Default::default()
     })
@@ -234,6 +246,28 @@ mod tests {
             dropped: 0,
             changed_after_load: false,
         }
+    }
+
+    #[test]
+    fn the_numbers_are_final_through_the_day_before_the_newest() {
+        let bar = |label: &str, r#final| GoldBar {
+            label: label.into(),
+            value: 1,
+            r#final,
+        };
+        let chart = |bars| GoldChart {
+            title: String::new(),
+            bars,
+            final_rule: String::new(),
+        };
+        let days = chart(vec![
+            bar("2026-10-01", true),
+            bar("2026-10-02", true),
+            bar("2026-10-03", false),
+        ]);
+        assert_eq!(final_through(&days).as_deref(), Some("2026-10-02"));
+        assert_eq!(final_through(&chart(vec![bar("2026-10-01", false)])), None);
+        assert_eq!(final_through(&chart(vec![])), None);
     }
 
     #[test]
