@@ -238,6 +238,20 @@ async fn a_learner_builds_week_14_over_the_api() {
         .find(|l| l["name"] == "ann")
         .unwrap();
     assert_eq!(summary["pipeline"], "project", "{summary}");
+    // ... and up to which day its numbers are final (a day before the newest loaded).
+    let through = summary["final_through"].as_str().unwrap_or_default();
+    assert!(
+        chrono::NaiveDate::parse_from_str(through, "%Y-%m-%d").is_ok(),
+        "{summary}"
+    );
+    // The course's pages say that the lab runs its own project instead.
+    for page in ["/hours", "/produce", "/topic"] {
+        let html = server.get_text(&format!("/labs/ann{page}"), &ann).await;
+        assert!(
+            html.contains("This lab runs its own SQL project"),
+            "{page}: {html}"
+        );
+    }
     assert!(
         summary["rule_failures"].as_u64().unwrap() >= failed_in_third,
         "{summary}"

@@ -65,6 +65,10 @@ async fn every_page_renders_without_javascript() {
         assert_eq!(status, StatusCode::OK, "{uri}");
         assert!(page.contains(text), "{uri} lacks {text:?}:\n{page}");
     }
+    // A lab that runs the course is not told it runs a project.
+    let (_, page) = site.get("/hours").await;
+    assert!(!page.contains("runs its own SQL project"), "{page}");
+
     // A check on its own is said to be one, once, where the runs with streams show their figures.
     let (said, code) = lab.check();
     assert!(

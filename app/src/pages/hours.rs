@@ -6,13 +6,14 @@ use leptos::prelude::*;
 use crate::api::get_hours;
 use crate::components::{RunButton, VerdictBadge, current_lab, href, short_time};
 use crate::model::HourRow;
-use crate::pages::loaded;
 use crate::pages::whatif::WhatIfSection;
+use crate::pages::{CourseOnly, loaded};
 
 #[component]
 pub fn HoursPage() -> impl IntoView {
     view! {
         <h1>"Reconciliation"</h1>
+        <CourseOnly />
         <p class="lead">
             "Each hour as the gold stream counted it, beside a recount of bronze's distinct placed events."
         </p>

@@ -56,3 +56,27 @@ where
         </Transition>
     }
 }
+
+/// On the course's own pages (reconciliation, produce, topic): in a lab that runs its own SQL
+/// project, says that these pages are about the course's Kafka pipeline, which its runs do not
+/// touch. Says nothing when the lab's kind cannot be read (a public page's viewer).
+#[component]
+pub fn CourseOnly() -> impl IntoView {
+    let lab = crate::components::current_lab();
+    let code = Resource::new(move || lab.clone(), crate::api::project::get_code);
+    view! {
+        <Suspense>
+            {move || Suspend::new(async move {
+                let project = matches!(code.await, Ok(c) if c.kind == crate::model::PipelineKind::Project);
+                project.then(|| view! {
+                    <p class="course-only">
+                        "This lab runs its own SQL project: its runs read the landing folder, not \
+                         this Kafka topic, and this page is about the course's pipeline. The \
+                         project's pages are Pipeline, Landing, Quality and Events; the Code page \
+                         switches the lab back to the course."
+                    </p>
+                })
+            })}
+        </Suspense>
+    }
+}

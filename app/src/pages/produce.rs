@@ -10,7 +10,7 @@ use crate::components::{
     ErrorLine, FormScope, Live, RunOutcome, current_lab, field_error, form_error, href, short_time,
 };
 use crate::model::{ProducePage as Page, STATUSES, Sent, Settings};
-use crate::pages::loaded;
+use crate::pages::{CourseOnly, loaded};
 
 /// The page's actions live as long as the page: the sections below re-render on every live
 /// update, and an action's outcome must survive that.
@@ -38,6 +38,7 @@ pub fn ProducePage() -> impl IntoView {
     };
     view! {
         <h1>"Produce"</h1>
+        <CourseOnly />
         {sent_view(actions.produce.value().into())}
         {sent_view(actions.batch.value().into())}
         {sent_view(actions.again.value().into())}

@@ -7,11 +7,12 @@ use crate::api::get_topic;
 use crate::components::current_lab;
 use crate::model::TopicView;
 use crate::pages::consumers::{ConsumerForm, groups_view};
-use crate::pages::loaded;
+use crate::pages::{CourseOnly, loaded};
 
 #[component]
 pub fn TopicPage() -> impl IntoView {
     view! {
+        <CourseOnly />
         {loaded(current_lab, get_topic, |topic: TopicView| {
             let body = match topic.partitions {
                 None => view! { <p>"The topic does not exist yet: it is created by the first send."</p> }.into_any(),
