@@ -104,6 +104,8 @@ pub trait Backend: Send + Sync {
     async fn settings(&self) -> Result<Settings, ApiError>;
     async fn update_settings(&self, change: SettingsChange) -> Result<Settings, ApiError>;
     async fn reset(&self) -> Result<Settings, ApiError>;
+    /// Which pipeline the lab runs: the course's streams or its own project.
+    async fn kind(&self) -> PipelineKind;
     /// The lab's pipeline code: its project's files, or none for the course's streams.
     async fn code(&self) -> Result<ProjectCode, ApiError>;
     /// Saves one project file if the project with it still reads into a graph; else a 400 at

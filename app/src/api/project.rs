@@ -14,6 +14,12 @@ use super::backend::Access;
 #[cfg(feature = "ssr")]
 use super::call::{guarded, open, ticked};
 
+/// Which pipeline the lab runs, without its files.
+#[server(prefix = "/fn", endpoint = "kind")]
+pub async fn get_kind(lab: String) -> Result<PipelineKind, ApiError> {
+    guarded(async move { Ok(open(&lab, Access::Read, &None).await?.kind().await) }).await
+}
+
 #[server(prefix = "/fn", endpoint = "code")]
 pub async fn get_code(lab: String) -> Result<ProjectCode, ApiError> {
     guarded(async move { open(&lab, Access::Read, &None).await?.code().await }).await

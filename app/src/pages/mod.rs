@@ -63,11 +63,11 @@ where
 #[component]
 pub fn CourseOnly() -> impl IntoView {
     let lab = crate::components::current_lab();
-    let code = Resource::new(move || lab.clone(), crate::api::project::get_code);
+    let kind = Resource::new(move || lab.clone(), crate::api::project::get_kind);
     view! {
         <Suspense>
             {move || Suspend::new(async move {
-                let project = matches!(code.await, Ok(c) if c.kind == crate::model::PipelineKind::Project);
+                let project = kind.await == Ok(crate::model::PipelineKind::Project);
                 project.then(|| view! {
                     <p class="course-only">
                         "This lab runs its own SQL project: its runs read the landing folder, not \

@@ -157,6 +157,10 @@ impl Backend for Dashboard {
         self.settings().await
     }
 
+    async fn kind(&self) -> PipelineKind {
+        self.lab.kind()
+    }
+
     async fn code(&self) -> Result<ProjectCode, ApiError> {
         workspace::code(&self.lab)
     }
