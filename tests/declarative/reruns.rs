@@ -154,12 +154,15 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
     std::fs::write(
         dir.join("sql/p.sql"),
         "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/tickets', format => 'json');
-         CREATE TEMPORARY VIEW open_tickets AS SELECT ticket_id, status FROM raw WHERE status = 'open';
+         CREATE TEMPORARY VIEW tickets AS SELECT * FROM raw;
+         -- a view of a view: the stream reaches raw through both (the ticket's own file)
+         CREATE TEMPORARY VIEW open_tickets AS SELECT ticket_id, status FROM tickets WHERE status = 'open';
          CREATE STREAMING TABLE picked AS SELECT * FROM STREAM open_tickets;
          CREATE FLOW closed_too AS INSERT INTO picked BY NAME
            SELECT ticket_id, status, account_id FROM STREAM raw WHERE status = 'closed';
          CREATE MATERIALIZED VIEW per_status AS
-           SELECT status, count(*) AS n, count_if(ticket_id >= 100100) AS later FROM picked GROUP BY status;",
+           SELECT status, count(*) AS n, count_if(ticket_id >= 100100) AS later FROM picked GROUP BY status;
+         CREATE MATERIALIZED VIEW open_now AS SELECT count(*) AS n FROM open_tickets;",
     )
     .unwrap();
     let project = dir.to_str().unwrap();
@@ -190,6 +193,12 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
         })
         .collect();
     assert_eq!(shown, expected);
+    // A plain read of the same views sees every open row of raw.
+    assert_eq!(
+        lab.table("open_now")[0]["n"],
+        expected["open"].0,
+        "open rows"
+    );
     // The table holds the union of its flows' columns: account_id only from closed_too.
     for row in lab.table("picked") {
         assert_eq!(
@@ -198,6 +207,14 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
             "{row}"
         );
     }
+    // picked streams raw through two views: refreshing raw alone would leave it behind.
+    let out = lab.reckon(&["pipeline", "run", project, "--full-refresh", "raw"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("picked streams from raw; refresh picked too"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -15,7 +15,6 @@ use deltalake::kernel::Transaction;
 use crate::engine::pipeline::check;
 use crate::engine::pipeline::declared::{self, Declared, QUARANTINE, quarantine_app_id};
 use crate::engine::pipeline::graph::{self, Graph, ProjectError};
-use crate::engine::pipeline::sql::Source;
 use crate::engine::tables::{self, TableError};
 
 /// What a pipeline run did: its history id, and each flow's event in the order they ran.
@@ -74,31 +73,8 @@ impl Lab {
         full_refresh: &[String],
         started: impl FnOnce(Option<i64>),
     ) -> Result<ProjectRun, LabError> {
-        for name in full_refresh {
-            if graph.dataset(name).is_none() {
-                return Err(LabError::Flow(FlowError::Refused(format!(
-                    "--full-refresh {name}: the project has no dataset {name}"
-                ))));
-            }
-        }
-        for flow in &graph.flows {
-            let streamed = flow
-                .query
-                .reads
-                .iter()
-                .chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
-            for read in streamed.filter(|r| r.stream) {
-                if let Source::Table(table) = &read.source
-                    && full_refresh.contains(table)
-                    && !full_refresh.contains(&flow.target)
-                {
-                    return Err(LabError::Flow(FlowError::Refused(format!(
-                        "--full-refresh {table}: {} streams from {table}; refresh {} too (it would otherwise \
-                         miss or repeat rows)",
-                        flow.target, flow.target
-                    ))));
-                }
-            }
+        if let Some(refusal) = graph.refresh_refused(full_refresh) {
+            return Err(LabError::Flow(FlowError::Refused(refusal)));
         }
         let _lock = self.lock()?;
         for name in full_refresh {

@@ -158,61 +158,16 @@ impl Flow for Declared<'_> {
             .cloned()
             .unwrap_or_default();
         let mut registered = Registered::default();
-        // A view is read through: a streaming read of it streams what it reads (PIPELINES §2).
-        let is_view = |name: &str| self.flow.views.iter().any(|(v, _)| v == name);
-        let streamed_views: Vec<&str> = self
-            .flow
-            .query
-            .reads
-            .iter()
-            .filter_map(|r| match &r.source {
-                Source::Table(t) if r.stream && is_view(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect();
-        for (view, query) in &self.flow.views {
-            let stream = streamed_views.contains(&view.as_str());
-            let reads: Vec<_> = query
-                .reads
-                .iter()
-                .cloned()
-                .map(|mut r| {
-                    r.stream |= stream;
-                    r
-                })
-                .collect();
-            sources::register(&ctx, cx, &reads, &mut progress, &mut registered).await?;
-            let query_error = |source| TableError::Query {
-                table: view.clone(),
-                source,
-            };
-            let df = ctx.sql(&query.sql).await.map_err(query_error)?;
-            ctx.register_table(view.as_str(), df.into_view())
-                .map_err(query_error)?;
-        }
-        let (through_views, direct): (Vec<_>, Vec<_>) = self
-            .flow
-            .query
-            .reads
-            .iter()
-            .cloned()
-            .partition(|r| matches!(&r.source, Source::Table(t) if is_view(t)));
-        for read in through_views {
-            if let Source::Table(view) = &read.source {
-                let query_error = |source| TableError::Query {
-                    table: view.clone(),
-                    source,
-                };
-                let df = ctx.table(view.as_str()).await.map_err(query_error)?;
-                ctx.register_table(read.name.as_str(), df.into_view())
-                    .map_err(query_error)?;
-            }
-        }
-        sources::register(&ctx, cx, &direct, &mut progress, &mut registered).await?;
+        sources::register_flow(&ctx, cx, self.flow, &mut progress, &mut registered).await?;
         event.figures.files = std::mem::take(&mut registered.files);
         event.figures.source_versions = registered.source_versions.clone();
         let fresh = restored.table.is_none();
         if !registered.anything_new && !(fresh && self.flow.kind == FlowKind::Materialize) {
+            return Ok(None);
+        }
+        // A first computation over a table no run has written yet (nothing landed upstream)
+        // would query a table without columns: it waits, idle, until every input exists.
+        if fresh && !registered.unwritten.is_empty() {
             return Ok(None);
         }
         event.figures.rows_read = registered.new_rows;

@@ -17,6 +17,7 @@ use datafusion::prelude::SessionContext;
 use super::sources::VERSION;
 use crate::engine::flows::FlowError;
 use crate::engine::pipeline::files::decode::{FILE, LINE};
+use crate::engine::pipeline::graph::DELETE;
 use crate::engine::pipeline::parse::{Expectation, Violation};
 use crate::engine::tables::TableError;
 
@@ -57,10 +58,15 @@ pub struct Sorted {
     pub rules: Vec<RuleCount>,
 }
 
-/// The columns a dataset holds: the hidden ones left out.
+/// The columns Reckon adds to a flow's rows for its own use: a row's file and line, the source
+/// version it was read at, and whether an AUTO CDC event is a delete.
+const HIDDEN: [&str; 4] = [FILE, LINE, VERSION, DELETE];
+
+/// The columns a dataset holds: the hidden ones left out (a learner's own `__` columns, and an
+/// SCD 2 table's `__START_AT` and `__END_AT` read by a view, stay).
 pub fn visible(batch: &RecordBatch) -> Result<RecordBatch, arrow::error::ArrowError> {
     let keep: Vec<usize> = (0..batch.num_columns())
-        .filter(|&i| !batch.schema().field(i).name().starts_with("__"))
+        .filter(|&i| !HIDDEN.contains(&batch.schema().field(i).name().as_str()))
         .collect();
     batch.project(&keep)
 }

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::FlowError;
 use crate::engine::pipeline::files::{self, Stamp, schema};
-use crate::engine::pipeline::sql::{Read, Source};
+use crate::engine::pipeline::graph::Flow;
+use crate::engine::pipeline::sql::{FlowQuery, Read, Source};
 use crate::engine::tables::{self, TableError};
 
 /// The hidden column holding the table version a streamed row was committed in.
@@ -42,6 +43,8 @@ pub struct Registered {
     pub anything_new: bool,
     pub files: Vec<FileRead>,
     pub source_versions: BTreeMap<String, (i64, i64)>,
+    /// Tables it reads that no run has written yet (registered empty, without columns).
+    pub unwritten: Vec<String>,
 }
 
 fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
@@ -49,6 +52,51 @@ fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> Tab
         table: what.to_string(),
         source,
     }
+}
+
+/// Registers what `flow` reads in `ctx`: each view it reads through (innermost first, as
+/// DataFusion views over their own reads), then its own reads. The graph marked what a streamed
+/// view reads as streamed (PIPELINES §2), so every read is registered as it stands.
+pub async fn register_flow(
+    ctx: &SessionContext,
+    cx: &FlowContext,
+    flow: &Flow,
+    progress: &mut Progress,
+    out: &mut Registered,
+) -> Result<(), FlowError> {
+    for (view, query) in &flow.views {
+        let direct = through_views(ctx, &query.reads, &flow.views).await?;
+        register(ctx, cx, &direct, progress, out).await?;
+        let df = ctx.sql(&query.sql).await.map_err(query_error(view))?;
+        ctx.register_table(view.as_str(), df.into_view())
+            .map_err(query_error(view))?;
+    }
+    let direct = through_views(ctx, &flow.query.reads, &flow.views).await?;
+    register(ctx, cx, &direct, progress, out).await
+}
+
+/// The reads that are not of a view. A view read under a name of the query's own (`STREAM v`
+/// becomes `__read_0 AS v`) is registered under that name too; under its own name it is there.
+async fn through_views(
+    ctx: &SessionContext,
+    reads: &[Read],
+    views: &[(String, FlowQuery)],
+) -> Result<Vec<Read>, FlowError> {
+    let mut direct = vec![];
+    for read in reads {
+        match &read.source {
+            Source::Table(view) if views.iter().any(|(v, _)| v == view) => {
+                if &read.name != view {
+                    let table = ctx.table_provider(view.as_str()).await;
+                    let table = table.map_err(query_error(view))?;
+                    ctx.register_table(read.name.as_str(), table)
+                        .map_err(query_error(view))?;
+                }
+            }
+            _ => direct.push(read.clone()),
+        }
+    }
+    Ok(direct)
 }
 
 /// Registers each read in `ctx`, moving `progress` to what this run reads.
@@ -116,6 +164,7 @@ pub async fn register(
                 let table = cx.tables.open_named(name).await?;
                 let Some(table) = table else {
                     // Not written yet: nothing to read from it this run.
+                    out.unwritten.push(name.clone());
                     let empty = MemTable::try_new(Arc::new(Schema::empty()), vec![vec![]])
                         .map_err(query_error(name))?;
                     ctx.register_table(read.name.as_str(), Arc::new(empty))

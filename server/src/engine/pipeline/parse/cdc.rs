@@ -55,11 +55,11 @@ impl Reader<'_> {
     pub(super) fn auto_cdc(&mut self, name: String, at: Place) -> Result<AutoCdc, ParseError> {
         self.expect("cdc")?;
         self.expect("into")?;
-        let target = self.name("the target table")?;
+        let target = self.dataset_name("the target table")?;
         self.expect("from")?;
         self.expect("stream")?;
         let parenthesised = self.symbol('(');
-        let source = self.name("the source table or view")?;
+        let source = self.dataset_name("the source table or view")?;
         if parenthesised && !self.symbol(')') {
             return self.error("`)`");
         }

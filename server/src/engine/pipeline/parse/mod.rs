@@ -166,6 +166,12 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A dataset's or flow's name, in lower case: Spark resolves them without regard to case, so
+    /// `Bronze` and `bronze` name one table (a query's reads are lower-cased too).
+    fn dataset_name(&mut self, what: &str) -> Result<String, ParseError> {
+        Ok(self.name(what)?.to_lowercase())
+    }
+
     fn text_literal(&mut self, what: &str) -> Result<String, ParseError> {
         match self.tokens.get(self.next) {
             Some((Token::Text(t), _)) => {
@@ -211,7 +217,7 @@ impl<'a> Reader<'a> {
             return self
                 .error("`STREAMING TABLE`, `MATERIALIZED VIEW`, `TEMPORARY VIEW` or `FLOW`");
         };
-        let name = self.name("a name")?;
+        let name = self.dataset_name("a name")?;
         let mut dataset = Dataset {
             kind,
             name,
@@ -244,14 +250,14 @@ impl<'a> Reader<'a> {
     }
 
     fn flow(mut self, at: Place) -> Result<Statement, ParseError> {
-        let name = self.name("the flow's name")?;
+        let name = self.dataset_name("the flow's name")?;
         self.expect("as")?;
         if self.eat("auto") {
             return Ok(Statement::AutoCdc(self.auto_cdc(name, at)?));
         }
         self.expect("insert")?;
         self.expect("into")?;
-        let target = self.name("the target table")?;
+        let target = self.dataset_name("the target table")?;
         self.expect("by")?;
         self.expect("name")?;
         let query = self.query()?;

@@ -80,6 +80,33 @@ impl Graph {
     pub fn dataset(&self, name: &str) -> Option<&Dataset> {
         self.datasets.iter().find(|d| d.name == name)
     }
+
+    /// Why a full refresh of `tables` is refused, if it is: a table the project lacks, or a flow
+    /// that streams from a refreshed table (through views too) into a table not refreshed, which
+    /// would then miss or repeat rows.
+    pub fn refresh_refused(&self, tables: &[String]) -> Option<String> {
+        if let Some(name) = tables.iter().find(|t| self.dataset(t).is_none()) {
+            return Some(format!(
+                "--full-refresh {name}: the project has no dataset {name}"
+            ));
+        }
+        self.flows.iter().find_map(|flow| {
+            let reads = flow.query.reads.iter();
+            let mut streamed = reads.chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
+            streamed.find_map(|read| match &read.source {
+                Source::Table(table)
+                    if read.stream && tables.contains(table) && !tables.contains(&flow.target) =>
+                {
+                    let target = &flow.target;
+                    Some(format!(
+                        "--full-refresh {table}: {target} streams from {table}; refresh {target} \
+                         too (it would otherwise miss or repeat rows)"
+                    ))
+                }
+                _ => None,
+            })
+        })
+    }
 }
 
 /// Reads a project folder into its graph; nothing is run or written.
@@ -194,6 +221,17 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
             }
         }
     }
+    // Each flow keeps its own progress under its name: two flows of one name would share it.
+    for (i, (name, .., at)) in flows.iter().enumerate() {
+        if let Some((.., first)) = flows[..i].iter().find(|f| &f.0 == name) {
+            return Err(refused(
+                at,
+                format!(
+                    "flow {name} is defined twice (first at {first}): give each flow its own name"
+                ),
+            ));
+        }
+    }
     let mut views: BTreeMap<String, FlowQuery> = BTreeMap::new();
     for d in datasets.iter().filter(|d| d.kind == Kind::TemporaryView) {
         if let Some(q) = &d.query {
@@ -229,7 +267,33 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
             check_cdc_target(&name, &target, &writers, &datasets, &at)?;
         }
         let mut seen = vec![];
-        let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &at)?;
+        let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &mut vec![])?;
+        stream_through(&query, &mut seen);
+        let streamed = query
+            .reads
+            .iter()
+            .chain(seen.iter().flat_map(|(_, q)| &q.reads));
+        for read in streamed.filter(|r| r.stream) {
+            if let Source::Table(table) = &read.source
+                && let Some(d) = datasets.iter().find(|d| &d.name == table)
+                && d.kind == Kind::MaterializedView
+            {
+                return Err(refused(
+                    &query.at,
+                    format!(
+                        "flow {name} streams from {table}, a materialized view: it is computed \
+                         again whole on each run, so a stream would take every row again; read \
+                         it without STREAM"
+                    ),
+                ));
+            }
+        }
+        if upstream.contains(&target) {
+            return Err(refused(
+                &query.at,
+                format!("a cycle: flow {name} writes {target} and reads it too"),
+            ));
+        }
         let streams = query
             .reads
             .iter()
@@ -296,14 +360,16 @@ fn check_cdc_target(
     Ok(())
 }
 
-/// The stored datasets a query reads, through the views it reads (collected into `views`).
+/// The stored datasets a query reads, through the views it reads (collected into `seen`, each
+/// after the views it reads). `inside` holds the views being seen through, outermost first: a view
+/// that reads one of them is a cycle, refused before it can recurse forever.
 fn see_through(
     flow: &str,
     query: &FlowQuery,
     views: &BTreeMap<String, FlowQuery>,
     datasets: &[Dataset],
     seen: &mut Vec<(String, FlowQuery)>,
-    at: &Place,
+    inside: &mut Vec<String>,
 ) -> Result<BTreeSet<String>, ProjectError> {
     let mut upstream = BTreeSet::new();
     for read in &query.reads {
@@ -311,16 +377,23 @@ fn see_through(
             continue;
         };
         if let Some(view) = views.get(table) {
+            if let Some(i) = inside.iter().position(|v| v == table) {
+                let mut cycle = inside[i..].to_vec();
+                cycle.push(table.clone());
+                return Err(ProjectError::Graph {
+                    place: query.at.clone(),
+                    message: format!(
+                        "a cycle of views: {} (a view must not read itself)",
+                        cycle.join(" reads ")
+                    ),
+                });
+            }
             if seen.iter().any(|(n, _)| n == table) {
                 continue;
             }
-            if seen.len() > views.len() {
-                return Err(ProjectError::Graph {
-                    place: at.clone(),
-                    message: format!("flow {flow}: view {table} reads itself"),
-                });
-            }
-            upstream.extend(see_through(flow, view, views, datasets, seen, at)?);
+            inside.push(table.clone());
+            upstream.extend(see_through(flow, view, views, datasets, seen, inside)?);
+            inside.pop();
             seen.push((table.clone(), view.clone()));
         } else if datasets.iter().any(|d| &d.name == table) {
             upstream.insert(table.clone());
@@ -332,6 +405,23 @@ fn see_through(
         }
     }
     Ok(upstream)
+}
+
+/// A streaming read of a view streams what the view reads (PIPELINES §2), through views of views:
+/// every read of a streamed view is marked streamed. `views` holds each view after the views it
+/// reads (as [`see_through`] collects them), so walking it backwards meets a reader first.
+fn stream_through(query: &FlowQuery, views: &mut [(String, FlowQuery)]) {
+    let table = |r: &super::sql::Read| match &r.source {
+        Source::Table(t) if r.stream => Some(t.clone()),
+        _ => None,
+    };
+    let mut streamed: BTreeSet<String> = query.reads.iter().filter_map(table).collect();
+    for (name, q) in views.iter_mut().rev() {
+        if streamed.contains(name.as_str()) {
+            q.reads.iter_mut().for_each(|r| r.stream = true);
+        }
+        streamed.extend(q.reads.iter().filter_map(table));
+    }
 }
 
 /// The flows in dependency order; between independent flows, statement order.
@@ -370,55 +460,4 @@ fn order(mut pending: Vec<Flow>) -> Result<Vec<Flow>, ProjectError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn graph(sql: &str) -> Result<Graph, ProjectError> {
-        build("t".into(), parse::statements("t.sql", sql)?)
-    }
-
-    #[test]
-    fn flows_run_after_what_they_read_and_otherwise_in_statement_order() {
-        let g = graph(
-            "CREATE MATERIALIZED VIEW gold AS SELECT count(*) FROM silver;
-             CREATE STREAMING TABLE silver AS SELECT * FROM STREAM v;
-             CREATE TEMPORARY VIEW v AS SELECT * FROM bronze;
-             CREATE STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('landing/x', format => 'json');
-             CREATE FLOW more AS INSERT INTO bronze BY NAME SELECT * FROM STREAM read_files('landing/y', format => 'csv');",
-        )
-        .unwrap();
-        let names: Vec<&str> = g.flows.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["bronze", "more", "silver", "gold"]);
-        let silver = &g.flows[2];
-        assert_eq!(silver.upstream, BTreeSet::from(["bronze".to_string()]));
-        assert_eq!(silver.views[0].0, "v");
-    }
-
-    #[test]
-    fn a_streaming_table_that_streams_nothing_is_refused() {
-        let error = graph(
-            "CREATE STREAMING TABLE s AS SELECT * FROM read_files('landing/x', format => 'json');",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(error.contains("reads nothing with STREAM"), "{error}");
-    }
-
-    #[test]
-    fn a_cycle_and_an_unknown_name_are_refused_by_name() {
-        let error = graph(
-            "CREATE STREAMING TABLE a AS SELECT * FROM STREAM b;
-             CREATE STREAMING TABLE b AS SELECT * FROM STREAM a;",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(error.contains("a cycle: a reads b"), "{error}");
-        let error = graph("CREATE MATERIALIZED VIEW g AS SELECT * FROM nowhere;")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            error,
-            "t.sql:1:31: flow g reads nowhere, which no statement creates"
-        );
-    }
-}
+mod tests;
