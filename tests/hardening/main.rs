@@ -7,6 +7,7 @@
 mod common;
 mod events;
 mod limits;
+mod projects;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -167,7 +167,7 @@ fn append(builder: &mut dyn ArrayBuilder, kind: Type, value: &Value) -> bool {
         Type::Double => put!(Float64Builder, value.as_f64()),
         Type::Boolean => put!(BooleanBuilder, value.as_bool()),
         Type::Date => put!(Date32Builder, value.as_str().and_then(date)),
-        Type::Decimal(_, s) => put!(Decimal128Builder, decimal(value, s)),
+        Type::Decimal(p, s) => put!(Decimal128Builder, decimal(value, p, s)),
         Type::Timestamp | Type::TimestampNtz => {
             put!(
                 TimestampMicrosecondBuilder,
@@ -194,8 +194,9 @@ fn timestamp(text: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp_micros())
 }
 
-/// A number (or its text) at `scale` places, when it has no more places than that.
-fn decimal(value: &Value, scale: i8) -> Option<i128> {
+/// A number (or its text) at `scale` places, when it has no more places than that and no more
+/// than `precision` digits in all.
+fn decimal(value: &Value, precision: u8, scale: i8) -> Option<i128> {
     let text = match value {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
@@ -206,39 +207,9 @@ fn decimal(value: &Value, scale: i8) -> Option<i128> {
         return None;
     }
     let digits = format!("{whole}{places:0<width$}", width = scale.max(0) as usize);
-    digits.parse().ok()
-}
-
-/// A CSV row as a record of text values, by the header's names; empty fields are NULL.
-pub fn csv_record(
-    header: &[String],
-    row: &csv::StringRecord,
-    columns: &[Column],
-) -> Map<String, Value> {
-    header
-        .iter()
-        .zip(row.iter())
-        .map(|(name, text)| {
-            let kind = columns.iter().find(|c| &c.name == name).map(|c| c.kind);
-            let value = match (text, kind) {
-                ("", _) => Value::Null,
-                (t, Some(Type::Int | Type::BigInt)) => t
-                    .parse::<i64>()
-                    .map(Value::from)
-                    .unwrap_or(Value::String(t.into())),
-                (t, Some(Type::Double)) => t
-                    .parse::<f64>()
-                    .map(Value::from)
-                    .unwrap_or(Value::String(t.into())),
-                (t, Some(Type::Boolean)) => t
-                    .parse::<bool>()
-                    .map(Value::from)
-                    .unwrap_or(Value::String(t.into())),
-                (t, _) => Value::String(t.into()),
-            };
-            (name.clone(), value)
-        })
-        .collect()
+    let unscaled: i128 = digits.parse().ok()?;
+    let limit = 10u128.checked_pow(u32::from(precision))?;
+    (unscaled.unsigned_abs() < limit).then_some(unscaled)
 }
 
 #[cfg(test)]
@@ -281,5 +252,34 @@ mod tests {
         );
         assert!(rescued.value(2).contains(r#""_corrupt_record":"not json""#));
         assert_eq!(batch.column(4).as_primitive::<Int64Type>().value(2), 3);
+    }
+
+    #[test]
+    fn a_decimal_too_wide_for_its_column_is_rescued() {
+        let columns = vec![Column {
+            name: "amount".into(),
+            kind: Type::Decimal(5, 2),
+        }];
+        let mut rows = Rows::new(&columns);
+        for (line, amount) in ["123.45", "-999.99", "1000.00", "123456.78", "1.234"]
+            .iter()
+            .enumerate()
+        {
+            let text = format!(r#"{{"amount": {amount}}}"#);
+            rows.json_line(&text, "landing/a.json", line as i64 + 1);
+        }
+        assert_eq!(rows.rescued_rows, 3);
+        let batch = rows.finish().unwrap();
+        let amount = batch
+            .column(0)
+            .as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!((amount.value(0), amount.value(1)), (12345, -99999));
+        assert!((2..5).all(|i| amount.is_null(i)));
+        let rescued = batch.column(1).as_string::<i32>();
+        assert!(
+            rescued.value(3).contains("123456.78"),
+            "{}",
+            rescued.value(3)
+        );
     }
 }

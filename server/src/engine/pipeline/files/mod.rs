@@ -1,6 +1,7 @@
 //! `read_files`: the files landed under a path of the data folder, in path order, each with the
 //! size and time that tell a changed file apart; and a set of them read as one batch of rows.
 
+mod csv_files;
 pub mod decode;
 pub mod schema;
 
@@ -132,12 +133,8 @@ pub fn infer(data_dir: &Path, files: &[Landed], format: Format) -> Result<Vec<Co
                 }
             }
             Format::Csv => {
-                let mut reader = csv::Reader::from_path(&full)
-                    .map_err(|e| refused(&file.path, e.to_string()))?;
-                let header = reader
-                    .headers()
-                    .map_err(|e| refused(&file.path, e.to_string()))?;
-                inferred.see_header(&header.iter().map(String::from).collect::<Vec<_>>());
+                let bytes = std::fs::read(&full).map_err(|e| refused(&file.path, e.to_string()))?;
+                csv_files::infer(&bytes, &mut inferred).map_err(|e| refused(&file.path, e))?;
             }
             Format::Parquet => {
                 let handle =
@@ -203,27 +200,8 @@ pub fn read(
                 }
             }
             Format::Csv => {
-                let mut reader = csv::ReaderBuilder::new()
-                    .flexible(true)
-                    .from_path(&full)
-                    .map_err(|e| error(e.to_string()))?;
-                let header: Vec<String> = reader
-                    .headers()
-                    .map_err(|e| error(e.to_string()))?
-                    .iter()
-                    .map(String::from)
-                    .collect();
-                for (n, row) in reader.records().enumerate() {
-                    let line = n as i64 + 2;
-                    match row {
-                        Ok(row) => rows.record(
-                            &decode::csv_record(&header, &row, columns),
-                            &file.path,
-                            line,
-                        ),
-                        Err(e) => rows.corrupt(&e.to_string(), &file.path, line),
-                    }
-                }
+                let bytes = std::fs::read(&full).map_err(|e| error(e.to_string()))?;
+                csv_files::read(&bytes, &file.path, columns, &mut rows).map_err(error)?;
             }
             Format::Parquet => {
                 let handle = std::fs::File::open(&full).map_err(|e| error(e.to_string()))?;

@@ -110,6 +110,13 @@ pub fn from_ddl(ddl: &str) -> Result<Vec<Column>, String> {
                 let s: i8 = s
                     .parse()
                     .map_err(|_| format!("schema: column {name}: scale {s}"))?;
+                // Spark's bounds: up to 38 digits, of which 0 to all after the point.
+                if !(1..=38).contains(&p) || s < 0 || s as u8 > p {
+                    return Err(format!(
+                        "schema: column {name}: DECIMAL({p},{s}) needs a precision of 1 to 38 \
+                         and a scale from 0 to the precision"
+                    ));
+                }
                 Type::Decimal(p, s)
             }
             other => {
@@ -154,11 +161,11 @@ impl Inferred {
         }
     }
 
-    /// Columns of a CSV header: text.
+    /// Columns of a CSV header, in its order: their types come from the values seen after.
     pub fn see_header(&mut self, names: &[String]) {
         for name in names {
             if !self.columns.iter().any(|(n, _)| n == name) {
-                self.columns.push((name.clone(), Some(Type::String)));
+                self.columns.push((name.clone(), None));
             }
         }
     }
@@ -198,6 +205,18 @@ mod tests {
             "ticket_id BIGINT, amount DECIMAL(10,2), at TIMESTAMP"
         );
         assert!(from_ddl("a VARCHAR").unwrap_err().contains("column a"));
+        for bad in [
+            "DECIMAL(40,2)",
+            "DECIMAL(5,7)",
+            "DECIMAL(0,0)",
+            "DECIMAL(5,-1)",
+        ] {
+            let error = from_ddl(&format!("amount {bad}")).unwrap_err();
+            assert!(
+                error.contains("column amount") && error.contains("precision of 1 to 38"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

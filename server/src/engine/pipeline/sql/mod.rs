@@ -13,6 +13,7 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 mod spark;
+mod stream;
 
 use super::parse::{ParseError, Place, QueryText};
 
@@ -56,7 +57,7 @@ pub struct FlowQuery {
 
 /// Parses a query and finds what it reads, renaming each stream or file read `{prefix}_N`.
 pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseError> {
-    let sql = stream_without_parentheses(&text.sql);
+    let sql = stream::with_parentheses(&text.sql);
     let error = |e: String| ParseError {
         place: within(&text.at, &e),
         message: format!("in the query: {e}"),
@@ -100,72 +101,6 @@ fn within(at: &Place, message: &str) -> Place {
         },
         _ => at.clone(),
     }
-}
-
-/// `STREAM name` as `STREAM(name)`, the form SQL parsers read as a table function.
-fn stream_without_parentheses(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut rest = sql;
-    let mut quote: Option<char> = None;
-    while let Some(c) = rest.chars().next() {
-        if let Some(q) = quote {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-            if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        if c == '\'' || c == '"' || c == '`' {
-            quote = Some(c);
-        }
-        let word_start = out
-            .chars()
-            .last()
-            .is_none_or(|p| !(p.is_alphanumeric() || p == '_'));
-        if word_start && rest.len() >= 6 && rest[..6].eq_ignore_ascii_case("stream") {
-            let after = &rest[6..];
-            let trimmed = after.trim_start();
-            let spaced = after.len() > trimmed.len();
-            let name_len = trimmed
-                .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
-                .unwrap_or(trimmed.len());
-            if spaced && name_len > 0 && !trimmed.starts_with('(') {
-                // `STREAM name` or `STREAM read_files(...)`, through its closing parenthesis.
-                let mut end = name_len;
-                if trimmed[name_len..].trim_start().starts_with('(') {
-                    end = closing_parenthesis(trimmed, name_len).unwrap_or(trimmed.len());
-                }
-                out.push_str(&format!("STREAM({})", &trimmed[..end]));
-                rest = &trimmed[end..];
-                continue;
-            }
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
-}
-
-/// The byte after the `)` that closes the first `(` at or after `from`, quotes skipped.
-fn closing_parenthesis(text: &str, from: usize) -> Option<usize> {
-    let (mut depth, mut quote) = (0, None);
-    for (i, c) in text[from..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"' | '`') => quote = Some(c),
-            (None, '(') => depth += 1,
-            (None, ')') => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(from + i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[derive(Default)]
@@ -332,6 +267,10 @@ fn files(call: &Function) -> Result<Source, String> {
         }
     }
     let path = path.ok_or("read_files needs a path as its first argument, in quotes")?;
+    // A schema that cannot be read is refused with the project, before any flow runs.
+    if let Some(ddl) = &schema {
+        super::files::schema::from_ddl(ddl).map_err(|e| format!("read_files: {e}"))?;
+    }
     let format = match format.as_deref().map(str::to_lowercase).as_deref() {
         Some("json") => Format::Json,
         Some("csv") => Format::Csv,

@@ -1,0 +1,87 @@
+//! Project files that could break a shared lab: a view that reads itself (it recursed until the
+//! server's stack overflowed, ending every lab), text that is not ASCII in a comment, a schema a
+//! column cannot take. Each is refused with where it is, the file stays as it was, and the server
+//! keeps answering.
+
+use super::*;
+
+const SQL: &str = "transformations/support.sql";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_project_file_can_break_the_server() {
+    let server = server("projects", true).await;
+    let ann = server.create_lab("ann").await;
+    server
+        .ok(
+            "POST",
+            "/api/labs/ann/pipeline/example",
+            Some(&ann),
+            json!({}),
+        )
+        .await;
+    let uri = format!("/api/labs/ann/pipeline/files/{SQL}");
+    let read = || async {
+        let answer = server.api("GET", &uri, Some(&ann), json!({})).await;
+        assert_eq!(answer.status, StatusCode::OK, "GET {uri}: {}", answer.json);
+        answer.json.as_str().unwrap().to_string()
+    };
+    let before = read().await;
+    let landing = "STREAM read_files('landing/tickets', format => 'json')";
+    for (text, refusal) in [
+        (
+            "CREATE TEMPORARY VIEW open_tickets AS SELECT * FROM open_tickets;\n\
+             CREATE STREAMING TABLE picked AS SELECT * FROM STREAM open_tickets;"
+                .to_string(),
+            "a cycle of views: open_tickets reads open_tickets",
+        ),
+        (
+            format!(
+                "CREATE STREAMING TABLE raw AS SELECT * FROM {landing};\n\
+                 CREATE TEMPORARY VIEW a AS SELECT * FROM b;\n\
+                 CREATE TEMPORARY VIEW b AS SELECT * FROM a;\n\
+                 CREATE STREAMING TABLE picked AS SELECT * FROM STREAM a;"
+            ),
+            "a cycle of views: a reads b reads a",
+        ),
+        (
+            "-- niveau élevé: the ticket's amount\n\
+             CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files(\
+             'landing/tickets', format => 'json', schema => 'amount DECIMAL(40,2)');"
+                .to_string(),
+            "column amount: DECIMAL(40,2) needs a precision of 1 to 38",
+        ),
+    ] {
+        let request = Request::put(&uri)
+            .header(header::CONTENT_TYPE, "text/plain")
+            .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+            .body(Body::from(text.clone()))
+            .unwrap();
+        let refused = server.call(request).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+        let error = refused.json["error"].as_str().unwrap_or_default();
+        assert!(error.contains(refusal), "{text}\n{}", refused.json);
+        assert_eq!(refused.json["field"], SQL, "{}", refused.json);
+        assert!(refused.json["line"].as_u64().is_some(), "{}", refused.json);
+        assert_eq!(read().await, before, "a refused file is left as it was");
+    }
+    // A comment that is not ASCII, with an apostrophe, before an unparenthesised STREAM.
+    let commented = format!(
+        "-- niveau élevé: the ticket's file\n{}",
+        before.replace("FROM STREAM(bronze_tickets)", "FROM STREAM bronze_tickets")
+    );
+    let request = Request::put(&uri)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+        .body(Body::from(commented.clone()))
+        .unwrap();
+    server.call(request).await.ok("a comment that is not ASCII");
+    assert_eq!(read().await, commented);
+    let files = "/api/labs/ann/pipeline/files";
+    let answer = server.api("GET", files, Some(&ann), json!({})).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "GET {files}: {}",
+        answer.json
+    );
+}
