@@ -217,3 +217,21 @@ fn a_fail_update_rule_stops_the_flow_naming_the_rule_row_and_file_and_writes_not
         "nothing was written"
     );
 }
+
+#[test]
+fn a_run_before_anything_lands_waits_and_says_what_to_do() {
+    let lab = TestLab::new("early");
+    let project = project(&lab);
+    // Nothing landed: the materialized views wait for their inputs instead of failing on tables
+    // without columns, and the run says what to do.
+    let early = lab.ok(&["pipeline", "run", &project]);
+    assert!(
+        early.contains("nothing was new: every flow was idle"),
+        "{early}"
+    );
+    assert!(events(&lab, "1").iter().all(|e| e["status"] == "IDLE"));
+    lab.ok(&["pipeline", "land", "support", "--days", "1-2"]);
+    let landed = lab.ok(&["pipeline", "run", &project]);
+    assert!(!landed.contains("nothing was new"), "{landed}");
+    assert_eq!(gold(&lab), recount(lab.data()));
+}

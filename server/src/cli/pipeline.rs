@@ -195,6 +195,12 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
                 0 => println!("{id}: COMPLETED, {} flows", run.events.len()),
                 _ => println!("{id}: FAILED, {failed} flow(s) failed, {skipped} skipped"),
             }
+            if run.events.iter().all(|e| e.status == FlowStatus::Idle) {
+                println!(
+                    "nothing was new: every flow was idle. Land files first (`reckon pipeline \
+                     land support`, or the dashboard's Landing page), then run again."
+                );
+            }
             return Ok(ExitCode::from(u8::from(run.failed() || problems)));
         }
         PipelineCommand::Check { project } => {
