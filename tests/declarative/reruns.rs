@@ -244,3 +244,74 @@ fn flows_into_one_table_must_agree_on_a_columns_type() {
         stdout(&out)
     );
 }
+
+/// A project of one streaming table with a drop rule, over `landing/nums`.
+fn nums_project(lab: &TestLab) -> String {
+    let dir = lab.data().join("nums");
+    std::fs::create_dir_all(dir.join("sql")).unwrap();
+    std::fs::create_dir_all(lab.data().join("landing/nums")).unwrap();
+    std::fs::write(
+        dir.join("spark-pipeline.yml"),
+        "name: nums\nlibraries:\n  - glob:\n      include: sql/**\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sql/p.sql"),
+        "CREATE STREAMING TABLE nums (CONSTRAINT positive EXPECT (n > 0) ON VIOLATION DROP ROW)
+         AS SELECT n FROM STREAM read_files('landing/nums', format => 'json');",
+    )
+    .unwrap();
+    dir.display().to_string()
+}
+
+fn land(lab: &TestLab, file: &str, numbers: &[i64]) {
+    let text: String = numbers
+        .iter()
+        .map(|n| format!("{{\"n\": {n}}}\n"))
+        .collect();
+    std::fs::write(lab.data().join("landing/nums").join(file), text).unwrap();
+}
+
+/// The table's numbers and the quarantined rows' numbers, sorted.
+fn kept_and_dropped(lab: &TestLab) -> (Vec<i64>, Vec<i64>) {
+    let n = |v: &Value| v["n"].as_i64().unwrap();
+    let mut kept: Vec<i64> = lab.table("nums").iter().map(n).collect();
+    let mut dropped: Vec<i64> = lab
+        .table("_quarantine")
+        .iter()
+        .map(|r| n(&serde_json::from_str(r["row"].as_str().unwrap()).unwrap()))
+        .collect();
+    kept.sort_unstable();
+    dropped.sort_unstable();
+    (kept, dropped)
+}
+
+#[test]
+fn a_crash_after_the_quarantine_then_new_files_keeps_every_dropped_row_once() {
+    // The crashed try wrote a.json's dropped row to the quarantine, not the table; b.json lands
+    // before the rerun, which reads both files: b's dropped row must be kept too, a's once.
+    let lab = TestLab::new("quarantine-crash");
+    let project = nums_project(&lab);
+    land(&lab, "a.json", &[1, -1]);
+    let out = lab.reckon(&[
+        "--crash-at",
+        "nums:after-write",
+        "pipeline",
+        "run",
+        &project,
+    ]);
+    assert!(!out.status.success(), "no crash: {}", stdout(&out));
+    let dropped: Vec<Value> = lab.table("_quarantine");
+    assert_eq!(
+        dropped.len(),
+        1,
+        "the crashed try's dropped row: {dropped:?}"
+    );
+    land(&lab, "b.json", &[2, -2]);
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(kept_and_dropped(&lab), (vec![1, 2], vec![-2, -1]));
+    // And nothing more on the next run.
+    land(&lab, "c.json", &[3]);
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(kept_and_dropped(&lab), (vec![1, 2, 3], vec![-2, -1]));
+}

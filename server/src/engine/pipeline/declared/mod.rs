@@ -10,6 +10,7 @@
 
 pub mod cdc;
 mod columns;
+mod quarantine;
 mod rules;
 pub mod sources;
 
@@ -17,7 +18,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use app::model::FlowRun;
-use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
 use arrow::datatypes::Schema;
 use datafusion::prelude::SessionContext;
@@ -27,6 +27,7 @@ use deltalake::operations::write::SchemaMode;
 use deltalake::protocol::SaveMode;
 use serde::{Deserialize, Serialize};
 
+pub use quarantine::quarantine_app_id;
 pub use rules::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
 use rules::{Origin, Sorted};
 use sources::{Progress, Registered};
@@ -272,7 +273,7 @@ impl Flow for Declared<'_> {
             }
         };
         if let Some(quarantined) = sorted.quarantined {
-            write_quarantine(cx, target, version, quarantined).await?;
+            quarantine::write(cx, target, version, quarantined).await?;
         }
         let rows = rules::visible(&sorted.kept).map_err(|source| TableError::Arrow {
             table: target.clone(),
@@ -332,7 +333,7 @@ async fn commit_changes(
     let events_dir = events_dir(cx, target);
     cdc::events::save(&events_dir, version, &applied.events)?;
     if let Some(quarantined) = applied.quarantined.clone() {
-        write_quarantine(cx, target, version, quarantined).await?;
+        quarantine::write(cx, target, version, quarantined).await?;
     }
     let table = match table {
         Some(t) => t,
@@ -363,36 +364,4 @@ fn streamed_table(flow: &GraphFlow) -> Option<&str> {
     });
     let first = tables.next();
     first.filter(|_| tables.next().is_none())
-}
-
-/// The `txn` app id under which the quarantine records the last commit of `target` it holds rows
-/// of; a full refresh of `target` sets it back to 0.
-pub fn quarantine_app_id(target: &str) -> String {
-    format!("{}/{target}", app_id(QUARANTINE))
-}
-
-/// Appends quarantined rows, unless a crashed earlier try of this commit already did.
-async fn write_quarantine(
-    cx: &FlowContext,
-    target: &str,
-    version: i64,
-    rows: RecordBatch,
-) -> Result<(), FlowError> {
-    let table = match cx.tables.open_named(QUARANTINE).await? {
-        Some(t) => t,
-        None => {
-            cx.tables
-                .create_named(QUARANTINE, &quarantine_schema())
-                .await?
-        }
-    };
-    let id = quarantine_app_id(target);
-    if tables::txn_version(&table, &id)
-        .await?
-        .is_some_and(|done| done >= version)
-    {
-        return Ok(());
-    }
-    tables::append(table, vec![rows], vec![Transaction::new(id, version)]).await?;
-    Ok(())
 }
