@@ -53,6 +53,26 @@ async fn uploads_are_checked_before_anything_is_written() {
         assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
     }
 
+    // Paths that clash, with each other or with what is there: refused before any is written
+    // (the first of them was written, then the second failed).
+    for clash in [
+        vec!["x.json", "x.json/y.json"],
+        vec!["z.json", "z.json"],
+        vec!["fine.json", "two.json/y.json"],
+        vec!["fine.json", "mine"],
+    ] {
+        let files: Vec<(&str, &[u8])> = clash.iter().map(|n| (*n, &line[..])).collect();
+        let refused = server.upload("ann", Some(&ann), &files).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{clash:?}: {}",
+            refused.json
+        );
+        assert_eq!(refused.json["field"], "path", "{clash:?}: {}", refused.json);
+        assert_eq!(snapshot(&server.folder("ann")), before, "{clash:?}");
+    }
+
     // Over the count limit, and a body declared larger than the limit: 413, nothing written.
     let many: Vec<(String, &[u8])> = (0..101)
         .map(|i| (format!("n{i}.json"), &line[..]))

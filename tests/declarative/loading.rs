@@ -142,13 +142,7 @@ fn a_file_changed_after_loading_is_flagged_and_not_read_again() {
 #[test]
 fn a_bad_project_is_refused_by_place_or_name_and_writes_nothing() {
     let lab = TestLab::new("refused");
-    let dir = lab.data().join("bad");
-    std::fs::create_dir_all(dir.join("sql")).unwrap();
-    std::fs::write(
-        dir.join("spark-pipeline.yml"),
-        "name: bad\nlibraries:\n  - glob:\n      include: sql/**\n",
-    )
-    .unwrap();
+    let dir = sql_project(&lab, "bad", "");
     let write = |sql: &str| std::fs::write(dir.join("sql/p.sql"), sql).unwrap();
     let run = || lab.reckon(&["pipeline", "run", dir.to_str().unwrap()]);
 
@@ -185,20 +179,13 @@ fn a_bad_project_is_refused_by_place_or_name_and_writes_nothing() {
 #[test]
 fn a_fail_update_rule_stops_the_flow_naming_the_rule_row_and_file_and_writes_nothing() {
     let lab = TestLab::new("fail-update");
-    let dir = lab.data().join("strict");
-    std::fs::create_dir_all(dir.join("sql")).unwrap();
-    std::fs::write(
-        dir.join("spark-pipeline.yml"),
-        "name: strict\nlibraries:\n  - glob:\n      include: sql/**\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("sql/p.sql"),
+    let dir = sql_project(
+        &lab,
+        "strict",
         "CREATE STREAMING TABLE tickets (\n  CONSTRAINT known EXPECT (status IN ('open', 'closed')) ON VIOLATION FAIL UPDATE\n)\n\
          AS SELECT * FROM STREAM read_files('landing/tickets', format => 'json');\n\
          CREATE MATERIALIZED VIEW counts AS SELECT status, count(*) AS n FROM tickets GROUP BY status;",
-    )
-    .unwrap();
+    );
     lab.ok(&["pipeline", "land", "support", "--bad-rows"]);
     let out = lab.reckon(&["pipeline", "run", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));

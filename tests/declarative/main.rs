@@ -21,6 +21,20 @@ fn project(lab: &TestLab) -> String {
     dir.display().to_string()
 }
 
+/// A project of its own in `<data>/<name>`: its `spark-pipeline.yml` and `sql` as `sql/p.sql`.
+/// Its folder.
+fn sql_project(lab: &TestLab, name: &str, sql: &str) -> std::path::PathBuf {
+    let dir = lab.data().join(name);
+    std::fs::create_dir_all(dir.join("sql")).unwrap();
+    std::fs::write(
+        dir.join("spark-pipeline.yml"),
+        format!("name: {name}\nlibraries:\n  - glob:\n      include: sql/**\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("sql/p.sql"), sql).unwrap();
+    dir
+}
+
 fn events(lab: &TestLab, run: &str) -> Vec<Value> {
     lab.ok(&["pipeline", "events", "--run", run, "--json"])
         .lines()

@@ -144,15 +144,9 @@ fn a_full_refresh_reads_every_source_again_and_refuses_half_a_refresh() {
 #[test]
 fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
     let lab = TestLab::new("views");
-    let dir = lab.data().join("views");
-    std::fs::create_dir_all(dir.join("sql")).unwrap();
-    std::fs::write(
-        dir.join("spark-pipeline.yml"),
-        "name: views\nlibraries:\n  - glob:\n      include: sql/**\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("sql/p.sql"),
+    let dir = sql_project(
+        &lab,
+        "views",
         "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/tickets', format => 'json');
          CREATE TEMPORARY VIEW tickets AS SELECT * FROM raw;
          -- a view of a view: the stream reaches raw through both (the ticket's own file)
@@ -163,8 +157,7 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
          CREATE MATERIALIZED VIEW per_status AS
            SELECT status, count(*) AS n, count_if(ticket_id >= 100100) AS later FROM picked GROUP BY status;
          CREATE MATERIALIZED VIEW open_now AS SELECT count(*) AS n FROM open_tickets;",
-    )
-    .unwrap();
+    );
     let project = dir.to_str().unwrap();
     for days in ["1-2", "3-4"] {
         lab.ok(&["pipeline", "land", "support", "--days", days]);
@@ -220,21 +213,14 @@ fn views_are_read_through_and_insert_flows_keep_their_own_progress() {
 #[test]
 fn flows_into_one_table_must_agree_on_a_columns_type() {
     let lab = TestLab::new("clash");
-    let dir = lab.data().join("clash");
-    std::fs::create_dir_all(dir.join("sql")).unwrap();
-    std::fs::write(
-        dir.join("spark-pipeline.yml"),
-        "name: clash\nlibraries:\n  - glob:\n      include: sql/**\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("sql/p.sql"),
+    let dir = sql_project(
+        &lab,
+        "clash",
         "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/tickets', format => 'json');
          CREATE STREAMING TABLE ids;
          CREATE FLOW as_numbers AS INSERT INTO ids BY NAME SELECT ticket_id FROM STREAM raw;
          CREATE FLOW as_text AS INSERT INTO ids BY NAME SELECT CAST(ticket_id AS VARCHAR) AS ticket_id FROM STREAM raw;",
-    )
-    .unwrap();
+    );
     lab.ok(&["pipeline", "land", "support", "--days", "1-1"]);
     let out = lab.reckon(&["pipeline", "run", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
@@ -247,21 +233,11 @@ fn flows_into_one_table_must_agree_on_a_columns_type() {
 
 /// A project of one streaming table with a drop rule, over `landing/nums`.
 fn nums_project(lab: &TestLab) -> String {
-    let dir = lab.data().join("nums");
-    std::fs::create_dir_all(dir.join("sql")).unwrap();
     std::fs::create_dir_all(lab.data().join("landing/nums")).unwrap();
-    std::fs::write(
-        dir.join("spark-pipeline.yml"),
-        "name: nums\nlibraries:\n  - glob:\n      include: sql/**\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("sql/p.sql"),
+    let sql =
         "CREATE STREAMING TABLE nums (CONSTRAINT positive EXPECT (n > 0) ON VIOLATION DROP ROW)
-         AS SELECT n FROM STREAM read_files('landing/nums', format => 'json');",
-    )
-    .unwrap();
-    dir.display().to_string()
+               AS SELECT n FROM STREAM read_files('landing/nums', format => 'json');";
+    sql_project(lab, "nums", sql).display().to_string()
 }
 
 fn land(lab: &TestLab, file: &str, numbers: &[i64]) {

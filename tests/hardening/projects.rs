@@ -50,6 +50,14 @@ async fn no_project_file_can_break_the_server() {
                 .to_string(),
             "column amount: DECIMAL(40,2) needs a precision of 1 to 38",
         ),
+        (
+            // A name that is a path would read or write another lab's table.
+            format!(
+                "CREATE STREAMING TABLE raw AS SELECT * FROM {landing};\n\
+                 CREATE MATERIALIZED VIEW `../../bob/tables/orders` AS SELECT * FROM raw;"
+            ),
+            "letters, digits and _",
+        ),
     ] {
         let request = Request::put(&uri)
             .header(header::CONTENT_TYPE, "text/plain")
@@ -64,6 +72,24 @@ async fn no_project_file_can_break_the_server() {
         assert!(refused.json["line"].as_u64().is_some(), "{}", refused.json);
         assert_eq!(read().await, before, "a refused file is left as it was");
     }
+    // A glob that climbs out of the project would read another lab's SQL.
+    let yml_uri = "/api/labs/ann/pipeline/files/spark-pipeline.yml";
+    let yml = "name: support\nlibraries:\n  - glob:\n      include: ../../bob/project/transformations/**\n";
+    let request = Request::put(yml_uri)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+        .body(Body::from(yml))
+        .unwrap();
+    let refused = server.call(request).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("inside the project's folder"),
+        "{}",
+        refused.json
+    );
     // A comment that is not ASCII, with an apostrophe, before an unparenthesised STREAM.
     let commented = format!(
         "-- niveau élevé: the ticket's file\n{}",
@@ -76,6 +102,26 @@ async fn no_project_file_can_break_the_server() {
         .unwrap();
     server.call(request).await.ok("a comment that is not ASCII");
     assert_eq!(read().await, commented);
+    // A project holds so many files at most (each save reads them all again).
+    let put = |path: String| {
+        Request::put(format!("/api/labs/ann/pipeline/files/{path}"))
+            .header(header::CONTENT_TYPE, "text/plain")
+            .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+            .body(Body::from("-- notes\n"))
+            .unwrap()
+    };
+    let limit = reckon::service::lab::workspace::MAX_PROJECT_FILES;
+    for i in 2..limit {
+        let saved = server.call(put(format!("notes/n{i}.sql"))).await;
+        assert_eq!(saved.status, StatusCode::OK, "file {i}: {}", saved.json);
+    }
+    let refused = server.call(put("notes/one_more.sql".into())).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        refused.json
+    );
     let files = "/api/labs/ann/pipeline/files";
     let answer = server.api("GET", files, Some(&ann), json!({})).await;
     assert_eq!(

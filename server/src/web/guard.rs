@@ -115,9 +115,16 @@ fn too_many(what: &str, rate: Rate, wait: Duration) -> Response {
     response
 }
 
-/// The most bytes a request's body may hold: an upload to a landing folder more than others.
+/// The most bytes a request's body may hold: an upload to a landing folder (`POST /api/landing`
+/// or `POST /api/labs/{lab}/landing`) more than others. A server function whose name ends the
+/// same way (`/fn/landing`, which only lists the folder) gets no more than any other body.
 fn body_limit(method: &Method, path: &str) -> usize {
-    match *method == Method::POST && path.ends_with("/landing") {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let upload = matches!(
+        segments.as_slice(),
+        ["api", "landing"] | ["api", "labs", _, "landing"]
+    );
+    match *method == Method::POST && upload {
         true => super::UPLOAD_LIMIT,
         false => super::BODY_LIMIT,
     }

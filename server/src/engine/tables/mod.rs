@@ -61,6 +61,20 @@ pub enum TableError {
         "no table named {0:?}: the tables are bronze_orders, bronze_rejects, orders, hourly_sales, and those a pipeline has written"
     )]
     Unknown(String),
+    #[error(
+        "no table can be named {0:?}: a table's name is letters, digits and _, starting with a letter or _ (it names a folder of the lab's own)"
+    )]
+    BadName(String),
+}
+
+/// Whether `name` can name a table: an identifier, so its folder is a child of the lab's tables
+/// folder and nothing else (no `..`, no `/`, never absolute).
+pub fn is_table_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The four tables of a lab.
@@ -183,6 +197,14 @@ impl Tables {
         self.root.join(name.as_str())
     }
 
+    /// The folder of table `name`, refused unless `name` is a table name ([`is_table_name`]).
+    fn folder(&self, name: &str) -> Result<PathBuf, TableError> {
+        match is_table_name(name) {
+            true => Ok(self.root.join(name)),
+            false => Err(TableError::BadName(name.to_string())),
+        }
+    }
+
     fn builder(&self, name: TableName) -> Result<DeltaTableBuilder, TableError> {
         self.builder_at(name.as_str(), name.stream())
     }
@@ -190,7 +212,7 @@ impl Tables {
     /// A builder for the table in folder `name`, whose commits a crash test may cut when it names
     /// `flow` at `after-write`.
     fn builder_at(&self, name: &str, flow: &str) -> Result<DeltaTableBuilder, TableError> {
-        let path = self.root.join(name);
+        let path = self.folder(name)?;
         std::fs::create_dir_all(&path).map_err(|source| TableError::Io {
             path: path.clone(),
             source,
@@ -226,7 +248,7 @@ impl Tables {
     /// Opens the table in folder `name` (its commits cut for a crash test naming `flow`).
     /// A table kept from an earlier open is brought up to date rather than opened anew.
     async fn open_at(&self, name: &str, flow: &str) -> Result<Option<DeltaTable>, TableError> {
-        let folder = self.root.join(name);
+        let folder = self.folder(name)?;
         if !folder.join("_delta_log").exists() {
             self.kept.forget(name);
             return Ok(None);

@@ -62,8 +62,8 @@ impl Tables {
     /// again has the same versions but not the same birth.
     pub fn born(&self, name: &str) -> Option<i64> {
         let first = self
-            .root
-            .join(name)
+            .folder(name)
+            .ok()?
             .join("_delta_log")
             .join(format!("{:020}.json", 0));
         let modified = std::fs::metadata(first).and_then(|m| m.modified()).ok()?;
@@ -73,7 +73,7 @@ impl Tables {
 
     /// Removes table `name` (a full refresh); nothing if it is not there.
     pub fn remove_named(&self, name: &str) -> Result<(), TableError> {
-        let path = self.root.join(name);
+        let path = self.folder(name)?;
         match std::fs::remove_dir_all(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(TableError::Io { path, source: e })

@@ -21,6 +21,11 @@ pub const LANDING: &str = "landing";
 /// Uploads: the most files in one request, and the most bytes the landing folder may hold.
 pub const MAX_FILES: usize = 100;
 pub const MAX_LANDING_BYTES: u64 = 512 * 1024 * 1024;
+/// The most files a lab's landing folder holds (each run lists them all).
+pub const MAX_LANDING_FILES: usize = 10_000;
+/// The most files and bytes a project holds (each save reads it all again).
+pub const MAX_PROJECT_FILES: usize = 100;
+pub const MAX_PROJECT_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -225,11 +230,22 @@ impl Lab {
         }
         // The project as it would be, in a scratch folder beside it, read into a graph.
         let dir = self.project_dir();
+        let held = files_under(&dir)?;
+        let others = held.iter().filter(|(p, _)| Path::new(p) != relative);
+        let (count, bytes) = others.fold((1, text.len() as u64), |(n, b), (_, m)| {
+            (n + 1, b + m.len())
+        });
+        if count > MAX_PROJECT_FILES || bytes > MAX_PROJECT_BYTES {
+            return Err(WorkspaceError::TooLarge(format!(
+                "a project holds at most {MAX_PROJECT_FILES} files and {MAX_PROJECT_BYTES} bytes; \
+                 with {path} it would hold {count} files and {bytes} bytes"
+            )));
+        }
         let scratch = tempfile::Builder::new()
             .prefix(".project-check")
             .tempdir_in(&self.config.data_dir)
             .map_err(io(&self.config.data_dir))?;
-        for (existing, _) in files_under(&dir)? {
+        for (existing, _) in held {
             let (from, to) = (dir.join(&existing), scratch.path().join(&existing));
             if let Some(folder) = to.parent() {
                 std::fs::create_dir_all(folder).map_err(io(folder))?;
@@ -294,7 +310,8 @@ impl Lab {
             .map(|(path, _)| checked_path(path))
             .collect::<Result<_, _>>()?;
         let landing = self.landing_dir();
-        let held: u64 = files_under(&landing)?.iter().map(|(_, m)| m.len()).sum();
+        let held_files = files_under(&landing)?;
+        let held: u64 = held_files.iter().map(|(_, m)| m.len()).sum();
         let adding: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
         if held + adding > MAX_LANDING_BYTES {
             return Err(WorkspaceError::TooLarge(format!(
@@ -302,15 +319,45 @@ impl Lab {
                  {MAX_LANDING_BYTES}"
             )));
         }
-        for (relative, (_, bytes)) in checked.iter().zip(files) {
+        if held_files.len() + files.len() > MAX_LANDING_FILES {
+            return Err(WorkspaceError::TooLarge(format!(
+                "the landing folder holds {} files; {} more would pass its limit of \
+                 {MAX_LANDING_FILES}",
+                held_files.len(),
+                files.len()
+            )));
+        }
+        for (i, relative) in checked.iter().enumerate() {
+            let clash = |why: String| WorkspaceError::BadPath {
+                path: relative.display().to_string(),
+                why,
+            };
+            if let Some(other) = checked[..i].iter().find(|o| *o == relative) {
+                return Err(clash(format!("{} is in the upload twice", other.display())));
+            }
+            if let Some(inner) = checked
+                .iter()
+                .find(|o| *o != relative && o.starts_with(relative))
+            {
+                return Err(clash(format!(
+                    "it would be a file and the folder of {}",
+                    inner.display()
+                )));
+            }
             let path = landing.join(relative);
             if path.is_dir() {
-                return Err(WorkspaceError::BadPath {
-                    path: relative.display().to_string(),
-                    why: "a folder of that name is already there".into(),
-                });
+                return Err(clash("a folder of that name is already there".into()));
             }
-            write_whole(&path, bytes)?;
+            if let Some(file) = relative
+                .ancestors()
+                .skip(1)
+                .find(|a| landing.join(a).is_file())
+            {
+                return Err(clash(format!("{} is a file, not a folder", file.display())));
+            }
+        }
+        for (relative, (_, bytes)) in checked.iter().zip(files) {
+            write_whole(&landing.join(relative), bytes)?;
         }
         Ok(())
     }

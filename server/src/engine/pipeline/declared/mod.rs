@@ -12,6 +12,7 @@ pub mod cdc;
 mod columns;
 mod quarantine;
 mod rules;
+mod session;
 pub mod sources;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use quarantine::quarantine_app_id;
 pub use rules::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
 use rules::{Origin, Sorted};
+use session::Bounds;
 use sources::{Progress, Registered};
 
 use super::graph::{Flow as GraphFlow, FlowKind};
@@ -149,9 +151,7 @@ impl Flow for Declared<'_> {
         restored: &Restored,
         event: &mut FlowRun,
     ) -> Result<Option<New>, FlowError> {
-        let ctx = SessionContext::new_with_config(
-            datafusion::prelude::SessionConfig::new().with_target_partitions(1),
-        );
+        let ctx = Bounds::DEFAULT.session();
         let mut progress = restored
             .state
             .flows
@@ -191,10 +191,7 @@ impl Flow for Declared<'_> {
                 source,
             })?;
         let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await.map_err(|source| TableError::Query {
-            table: target.to_string(),
-            source,
-        })?;
+        let batches = Bounds::DEFAULT.collect(df, target).await?;
         if self.flow.kind == FlowKind::Materialize {
             event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
         }

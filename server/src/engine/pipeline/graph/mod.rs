@@ -3,12 +3,14 @@
 //! a name no statement creates is refused, naming both ends.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::Deserialize;
-
-use super::parse::{self, AutoCdc, Dataset, Kind, ParseError, Place, QueryText, Statement};
+use super::parse::{AutoCdc, Dataset, Kind, ParseError, Place, QueryText, Statement};
 use super::sql::{FlowQuery, Source, flow_query};
+
+mod load;
+
+pub use load::load;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectError {
@@ -18,24 +20,6 @@ pub enum ProjectError {
     Parse(#[from] ParseError),
     #[error("{place}: {message}")]
     Graph { place: Place, message: String },
-}
-
-/// `spark-pipeline.yml`: Spark's own shape; other keys are accepted and ignored.
-#[derive(Debug, Deserialize)]
-struct Spec {
-    name: String,
-    #[serde(default)]
-    libraries: Vec<Library>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Library {
-    glob: Glob,
-}
-
-#[derive(Debug, Deserialize)]
-struct Glob {
-    include: String,
 }
 
 /// What fills a dataset.
@@ -48,6 +32,10 @@ pub enum FlowKind {
     /// Applies changes by key (`AUTO CDC`, PIPELINES §5).
     AutoCdc,
 }
+
+/// How deep views may read views: each level is a step of the graph's walk and of the query's
+/// plan, so a chain of thousands could overflow a thread's stack.
+const MAX_VIEW_DEPTH: usize = 32;
 
 /// The column an AUTO CDC flow's query adds: whether the row is a delete.
 pub const DELETE: &str = "__delete";
@@ -107,53 +95,6 @@ impl Graph {
             })
         })
     }
-}
-
-/// Reads a project folder into its graph; nothing is run or written.
-pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
-    let yml = dir.join("spark-pipeline.yml");
-    let file_error = |path: &Path, detail: String| ProjectError::File {
-        path: path.to_path_buf(),
-        detail,
-    };
-    let text = std::fs::read_to_string(&yml).map_err(|e| file_error(&yml, e.to_string()))?;
-    let spec: Spec = serde_yaml_ng::from_str(&text).map_err(|e| file_error(&yml, e.to_string()))?;
-    let mut files = BTreeSet::new();
-    for library in &spec.libraries {
-        let include = library.glob.include.trim_end_matches('/');
-        // `dir/**` names the folder and everything in it, as Spark reads it.
-        let roots: Vec<PathBuf> = match include.strip_suffix("/**") {
-            Some(folder) => vec![dir.join(folder)],
-            None => glob::glob(&dir.join(include).to_string_lossy())
-                .map_err(|e| file_error(&yml, format!("glob {include}: {e}")))?
-                .collect::<Result<_, _>>()
-                .map_err(|e| file_error(&yml, e.to_string()))?,
-        };
-        let mut folders = roots;
-        while let Some(path) = folders.pop() {
-            if path.is_dir() {
-                let entries =
-                    std::fs::read_dir(&path).map_err(|e| file_error(&path, e.to_string()))?;
-                folders.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
-            } else if path.extension().is_some_and(|e| e == "sql") {
-                files.insert(path);
-            }
-        }
-    }
-    if files.is_empty() {
-        return Err(file_error(&yml, "its libraries name no .sql file".into()));
-    }
-    let mut statements = vec![];
-    for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path, e.to_string()))?;
-        let shown = path
-            .strip_prefix(dir)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        statements.extend(parse::statements(&shown, &text)?);
-    }
-    build(spec.name, statements)
 }
 
 /// The graph of parsed statements.
@@ -390,6 +331,16 @@ fn see_through(
             }
             if seen.iter().any(|(n, _)| n == table) {
                 continue;
+            }
+            if inside.len() >= MAX_VIEW_DEPTH {
+                return Err(ProjectError::Graph {
+                    place: query.at.clone(),
+                    message: format!(
+                        "flow {flow} reads views {MAX_VIEW_DEPTH} deep ({} ...): a view may read \
+                         views {MAX_VIEW_DEPTH} deep at most",
+                        inside[..3].join(" reads ")
+                    ),
+                });
             }
             inside.push(table.clone());
             upstream.extend(see_through(flow, view, views, datasets, seen, inside)?);

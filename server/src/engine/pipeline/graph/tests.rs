@@ -1,6 +1,7 @@
 //! The graph's refusals and its order, on statements parsed from text.
 
 use super::*;
+use crate::engine::pipeline::parse;
 
 fn graph(sql: &str) -> Result<Graph, ProjectError> {
     build("t".into(), parse::statements("t.sql", sql)?)
@@ -190,4 +191,29 @@ fn names_are_read_without_regard_to_case() {
         .collect();
     assert_eq!(names, [("bronze", "bronze"), ("daily", "daily")]);
     assert_eq!(g.flows[1].upstream, BTreeSet::from(["bronze".to_string()]));
+}
+
+#[test]
+fn views_nest_so_deep_at_most_and_names_stay_in_the_lab() {
+    let mut sql = String::from(
+        "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/x', format => 'json');
+         CREATE TEMPORARY VIEW v0 AS SELECT * FROM raw;",
+    );
+    for i in 1..=40 {
+        sql += &format!("\nCREATE TEMPORARY VIEW v{i} AS SELECT * FROM v{};", i - 1);
+    }
+    let deep = format!("{sql}\nCREATE MATERIALIZED VIEW g AS SELECT * FROM v40;");
+    let error = graph(&deep).unwrap_err().to_string();
+    assert!(error.contains("views 32 deep at most"), "{error}");
+    let shallow = format!("{sql}\nCREATE MATERIALIZED VIEW g AS SELECT * FROM v20;");
+    assert!(graph(&shallow).is_ok());
+
+    for name in ["`../../bob/tables/orders`", "`/tmp/x`", "`a b`", "`x/y`"] {
+        let error = graph(&format!(
+            "CREATE MATERIALIZED VIEW {name} AS SELECT 1 AS one;"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("letters, digits and _"), "{name}: {error}");
+    }
 }

@@ -169,7 +169,16 @@ impl<'a> Reader<'a> {
     /// A dataset's or flow's name, in lower case: Spark resolves them without regard to case, so
     /// `Bronze` and `bronze` name one table (a query's reads are lower-cased too).
     fn dataset_name(&mut self, what: &str) -> Result<String, ParseError> {
-        Ok(self.name(what)?.to_lowercase())
+        let at = self.next;
+        let name = self.name(what)?.to_lowercase();
+        if !crate::engine::tables::is_table_name(&name) {
+            self.next = at;
+            return self.error(&format!(
+                "{what}: letters, digits and _, starting with a letter or _ (it names the \
+                 table's folder)"
+            ));
+        }
+        Ok(name)
     }
 
     fn text_literal(&mut self, what: &str) -> Result<String, ParseError> {
