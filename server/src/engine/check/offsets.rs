@@ -112,6 +112,16 @@ pub(super) fn describe(
         .iter()
         .map(|(p, o)| format!("partition {p}: offset {o} stored twice"))
         .collect();
+    // Past the last offset bronze says it read, only rejects can be held: a run that committed
+    // them and then failed before bronze's own commit. Its rerun reads the rows around them, so
+    // the offsets between are not missing, only not read yet.
+    for (p, ranges) in missing.iter_mut() {
+        let read = read_to.get(p).copied().unwrap_or(-1);
+        ranges.retain_mut(|(first, last)| {
+            *last = (*last).min(read);
+            *first <= read
+        });
+    }
     for (&p, &read) in read_to {
         let held = highest.get(&p).copied().unwrap_or(-1);
         if read > held {
@@ -202,5 +212,27 @@ mod tests {
                 "case {case}: {partitions:?}"
             );
         }
+    }
+
+    #[test]
+    fn rejects_committed_ahead_of_bronze_leave_no_gap_only_what_is_not_read_yet() {
+        // Bronze read partition 0 to offset 4; a failed run committed the reject at 7 first.
+        let missing = BTreeMap::from([(0, vec![(5, 6)])]);
+        let highest = BTreeMap::from([(0, 7)]);
+        let read_to = BTreeMap::from([(0, 4)]);
+        assert!(describe(&[], missing, &highest, &read_to).is_empty());
+        // A gap below what bronze read is missing, and one across it up to it.
+        let missing = BTreeMap::from([(0, vec![(1, 2), (4, 6)])]);
+        assert_eq!(
+            describe(&[], missing, &highest, &read_to),
+            [
+                "partition 0: offsets 1..2 missing",
+                "partition 0: offsets 4..4 missing"
+            ]
+        );
+        // A partition bronze never committed holds only rejects ahead of it.
+        let missing = BTreeMap::from([(1, vec![(0, 2)])]);
+        let highest = BTreeMap::from([(0, 4), (1, 3)]);
+        assert!(describe(&[], missing, &highest, &read_to).is_empty());
     }
 }
