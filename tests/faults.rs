@@ -338,3 +338,43 @@ fn serve_with_an_instructor_token_may_listen_for_other_machines() {
         "{line}"
     );
 }
+
+#[test]
+fn a_deleted_topic_is_refused_whichever_partitions_bronze_read() {
+    // Every event went to partition 2; then the topic is deleted. Bronze holds offsets of it, so
+    // the run must say the topic is gone, not make it again (it asked partition 0 alone).
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let lab = TestLab::new("gone");
+    let kafka = lab.kafka();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        kafka.ensure_topic(&lab.topic, 3).await.unwrap();
+        let producer: FutureProducer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", kafka.brokers())
+            .create()
+            .unwrap();
+        let event = r#"{"order_id": 1, "customer_id": "C1", "status": "placed", "amount": "10.00", "event_time": "2026-10-01T09:00:00Z"}"#;
+        let record = FutureRecord::to(&lab.topic).partition(2).key("1").payload(event);
+        producer
+            .send(record, std::time::Duration::from_secs(10))
+            .await
+            .unwrap();
+    });
+    lab.ok(&["run"]);
+    rt.block_on(kafka.delete_topic(&lab.topic)).unwrap();
+    let out = lab.reckon(&["run"]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "topic {} does not exist, but bronze has read from it before",
+            lab.topic
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        kafka.partitions(&lab.topic).unwrap(),
+        None,
+        "the topic was made again"
+    );
+}

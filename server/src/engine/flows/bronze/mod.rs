@@ -283,13 +283,15 @@ async fn starts(
     let partitions = match listed {
         Some(p) => p,
         None => {
-            if tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, 0))
-                .await?
-                .is_some()
-            {
-                return Err(FlowError::TopicMissing {
-                    topic: topic.clone(),
-                });
+            // Bronze holding offsets of any partition of it: the topic is gone, not new (its
+            // events may have gone to some partitions only).
+            for partition in 0..cx.partitions.max(1) {
+                let stored = app_id(TableName::BronzeOrders, topic, partition);
+                if tables::txn_version(bronze, &stored).await?.is_some() {
+                    return Err(FlowError::TopicMissing {
+                        topic: topic.clone(),
+                    });
+                }
             }
             kafka.ensure_topic(topic, cx.partitions).await?
         }
