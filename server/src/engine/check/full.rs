@@ -114,6 +114,7 @@ impl Flow for FullCheck {
 fn needed(name: TableName) -> Option<&'static [&'static str]> {
     match name {
         TableName::BronzeOrders => Some(&[
+            "ingested_at",
             "partition",
             "offset",
             "order_id",

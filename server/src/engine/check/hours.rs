@@ -10,7 +10,7 @@ use crate::engine::flows::HOUR_MICROS;
 /// Each hour written or recounted: gold's figures beside bronze's distinct placed events.
 pub(super) const HOURS: &str = r#"
     WITH distinct_placed AS (
-        SELECT order_id, event_time, first_value(amount ORDER BY "partition", "offset") AS amount
+        SELECT order_id, event_time, first_value(amount ORDER BY ingested_at, "partition", "offset") AS amount
         FROM bronze_orders WHERE status = 'placed' GROUP BY order_id, event_time),
     recount AS (
         SELECT date_trunc('hour', event_time) AS hour, count(*) AS orders, sum(amount) AS revenue

@@ -144,7 +144,7 @@ fn silver_line(orders: i64, differing: &[i64]) -> CheckLine {
     )
 }
 
-/// Newest event per order (ties: the first stored, by partition and offset, as silver keeps it)
+/// Newest event per order (ties: the first stored, by run, partition and offset, as silver keeps it)
 /// against `orders`, both ways; order ids that differ. The newest event's columns are taken with
 /// `first_value` in one grouping, not a window's sort. Values are compared with `IS DISTINCT
 /// FROM` (each in parentheses: the parser binds `IS DISTINCT FROM` looser than `OR`), so a NULL on
@@ -152,9 +152,9 @@ fn silver_line(orders: i64, differing: &[i64]) -> CheckLine {
 const SILVER_DIFFERENCES: &str = r#"
     WITH newest AS (
         SELECT order_id,
-               first_value(customer_id ORDER BY event_time DESC, "partition", "offset") AS customer_id,
-               first_value(status ORDER BY event_time DESC, "partition", "offset") AS status,
-               first_value(amount ORDER BY event_time DESC, "partition", "offset") AS amount,
+               first_value(customer_id ORDER BY event_time DESC, ingested_at, "partition", "offset") AS customer_id,
+               first_value(status ORDER BY event_time DESC, ingested_at, "partition", "offset") AS status,
+               first_value(amount ORDER BY event_time DESC, ingested_at, "partition", "offset") AS amount,
                max(event_time) AS event_time
         FROM bronze_orders GROUP BY order_id)
     SELECT order_id FROM (
@@ -233,18 +233,32 @@ mod tests {
     use arrow::array::{ArrayRef, Decimal128Array, Int32Array, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
 
-    /// A table of the events' columns (and bronze's partition and offset), every column
-    /// nullable: what another writer could leave in `orders`.
+    /// A table of the events' columns (and bronze's run, partition and offset: one run,
+    /// partition 0, offsets from 0), every column nullable: what another writer could leave in
+    /// `orders`.
     fn table(rows: &[(i64, Option<&str>, i64)], landed: bool) -> RecordBatch {
+        let at: Vec<(i64, i32, i64)> = (0..rows.len() as i64).map(|o| (1, 0, o)).collect();
+        stored(rows, landed.then_some(&at))
+    }
+
+    /// [`table`] with each row's bronze run (its `ingested_at`), partition and offset.
+    fn stored(rows: &[(i64, Option<&str>, i64)], at: Option<&[(i64, i32, i64)]>) -> RecordBatch {
         let mut fields = vec![];
         let mut columns: Vec<ArrayRef> = vec![];
-        if landed {
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
+        if let Some(at) = at {
+            fields.push(Field::new("ingested_at", ts.clone(), true));
             fields.push(Field::new("partition", DataType::Int32, true));
             fields.push(Field::new("offset", DataType::Int64, true));
-            columns.push(Arc::new(Int32Array::from(vec![0; rows.len()])));
-            columns.push(Arc::new(Int64Array::from_iter_values(0..rows.len() as i64)));
+            let ingested = TimestampMicrosecondArray::from_iter_values(at.iter().map(|a| a.0));
+            columns.push(Arc::new(ingested.with_timezone("UTC")));
+            columns.push(Arc::new(Int32Array::from_iter_values(
+                at.iter().map(|a| a.1),
+            )));
+            columns.push(Arc::new(Int64Array::from_iter_values(
+                at.iter().map(|a| a.2),
+            )));
         }
-        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
         fields.extend([
             Field::new("order_id", DataType::Int64, true),
             Field::new("customer_id", DataType::Utf8, true),
@@ -360,6 +374,18 @@ mod tests {
     async fn of_events_tied_on_time_the_first_stored_is_the_newest() {
         // Order 1: "placed" then "paid" at the same time; the first stored wins.
         let bronze = || table(&[(1, Some("placed"), 10), (1, Some("paid"), 10)], true);
+        let first = table(&[(1, Some("placed"), 10)], false);
+        assert!(differing(bronze(), first).await.is_empty());
+        let second = table(&[(1, Some("paid"), 10)], false);
+        assert_eq!(differing(bronze(), second).await, [1]);
+    }
+
+    #[tokio::test]
+    async fn of_events_tied_on_time_an_earlier_run_wins_over_a_lower_partition() {
+        // Order 1: "placed" in run 1 at partition 2, "paid" at the same time in run 2 at
+        // partition 0 (a producer without keys). Silver kept "placed": it was stored first.
+        let rows = [(1, Some("placed"), 10), (1, Some("paid"), 10)];
+        let bronze = || stored(&rows, Some(&[(1, 2, 0), (2, 0, 5)]));
         let first = table(&[(1, Some("placed"), 10)], false);
         assert!(differing(bronze(), first).await.is_empty());
         let second = table(&[(1, Some("paid"), 10)], false);

@@ -55,10 +55,12 @@ impl<'a> Events<'a> {
 type Values<'a> = (Option<&'a str>, Option<&'a str>, Option<i128>, Option<i64>);
 
 /// Where a bronze row is, and what orders it among an order's events: later `event_time` first,
-/// then the first stored (partition, offset).
+/// then the first stored: by bronze run (its `ingested_at`), then partition and offset, the order
+/// silver and gold read bronze's commits in.
 #[derive(Clone, Copy)]
 struct Place {
     event_time: i64,
+    ingested: i64,
     partition: i32,
     offset: i64,
     batch: usize,
@@ -75,7 +77,8 @@ impl Place {
     }
 
     fn stored_before(&self, other: &Place) -> bool {
-        (self.partition, self.offset) < (other.partition, other.offset)
+        (self.ingested, self.partition, self.offset)
+            < (other.ingested, other.partition, other.offset)
     }
 }
 
@@ -88,8 +91,13 @@ pub(super) struct Recounted {
     pub hours: Vec<HourFigures>,
 }
 
-/// Where each bronze row landed: its `partition` and `offset` columns, batch by batch.
-type Landed<'a> = (&'a PrimitiveArray<Int32Type>, &'a PrimitiveArray<Int64Type>);
+/// Where each bronze row landed: its `ingested_at` (one per bronze run), `partition` and `offset`
+/// columns, batch by batch.
+type Landed<'a> = (
+    &'a PrimitiveArray<TimestampMicrosecondType>,
+    &'a PrimitiveArray<Int32Type>,
+    &'a PrimitiveArray<Int64Type>,
+);
 
 /// Recounts `bronze` (its event columns, `partition` and `offset`) against `orders` and
 /// `hourly_sales`. Each order's events are counted apart from every other order's, so the orders
@@ -108,7 +116,11 @@ pub(super) fn recount(
         .iter()
         .map(|b| {
             let c = Columns::of(b, WHAT);
-            Ok((c.primitive("partition")?, c.primitive("offset")?))
+            Ok((
+                c.primitive("ingested_at")?,
+                c.primitive("partition")?,
+                c.primitive("offset")?,
+            ))
         })
         .collect::<Result<Vec<Landed>, TableError>>()?;
     let silver = orders
@@ -170,7 +182,7 @@ fn count(
     let mut distinct: HashSet<(i64, &str, i64)> = HashSet::with_capacity(capacity);
     // Each distinct placed event (order, time): the first stored copy.
     let mut placed: HashMap<(i64, i64), Place> = HashMap::with_capacity(capacity / 2);
-    for (batch, (e, (partition, offset))) in bronze.iter().zip(landed).enumerate() {
+    for (batch, (e, (ingested, partition, offset))) in bronze.iter().zip(landed).enumerate() {
         for row in 0..e.order_id.len() {
             let order_id = e.order_id.value(row);
             if !ours(order_id) {
@@ -179,6 +191,7 @@ fn count(
             let status = e.status.value(row);
             let place = Place {
                 event_time: e.event_time.value(row),
+                ingested: ingested.value(row),
                 partition: partition.value(row),
                 offset: offset.value(row),
                 batch,

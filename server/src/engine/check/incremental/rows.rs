@@ -16,6 +16,9 @@ pub struct BronzeRow {
     pub status: String,
     pub amount: i64,
     pub event_time: i64,
+    /// When its bronze run read it: one time per run, so runs are told apart in the order
+    /// bronze committed them.
+    pub ingested: i64,
     pub partition: i32,
     pub offset: i64,
 }
@@ -66,10 +69,12 @@ pub fn bronze(batches: &[RecordBatch]) -> Result<Vec<BronzeRow>, TableError> {
     for b in batches {
         let e = Events::of(b, WHAT)?;
         let c = Columns::of(b, WHAT);
+        let ingested = c.primitive::<TimestampMicrosecondType>("ingested_at")?;
         let partition = c.primitive::<Int32Type>("partition")?;
         let offset = c.primitive::<Int64Type>("offset")?;
         for i in 0..b.num_rows() {
             out.push(BronzeRow {
+                ingested: ingested.value(i),
                 order_id: e.order_id.value(i),
                 customer_id: e.customer_id.value(i).to_string(),
                 status: e.status.value(i).to_string(),

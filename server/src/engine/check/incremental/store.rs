@@ -17,7 +17,7 @@ use crate::engine::flows::{FlowError, HOUR_MICROS};
 /// The state's tables. `covered`: files counted, per table; `counters`: figures, and the version
 /// each table was counted to. `held`: ranges of offsets bronze and its rejects hold; `twice`:
 /// offsets held more than once; `read_to`: the last offset bronze said it read, per partition.
-/// `events`: bronze's distinct events with their first copy (by partition and offset); `newest`:
+/// `events`: bronze's distinct events with their first copy (by bronze run, partition, offset); `newest`:
 /// each order's newest event; `silver`: the rows of `orders`, by the file they were counted in,
 /// and `silver_file` the file each such file's rows are in now (a compaction moves many files'
 /// rows into one); `differing`: orders whose silver row is not their newest event; `recount`
@@ -29,10 +29,10 @@ CREATE TABLE IF NOT EXISTS held (part INTEGER NOT NULL, first INTEGER NOT NULL, 
 CREATE TABLE IF NOT EXISTS twice (part INTEGER NOT NULL, off INTEGER NOT NULL, PRIMARY KEY (part, off)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS read_to (part INTEGER PRIMARY KEY, off INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events (order_id INTEGER NOT NULL, status TEXT NOT NULL, event_time INTEGER NOT NULL,
-    part INTEGER NOT NULL, off INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id, status, event_time)) WITHOUT ROWID;
+    ing INTEGER NOT NULL, part INTEGER NOT NULL, off INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id, status, event_time)) WITHOUT ROWID;
 DROP INDEX IF EXISTS placed_by_time;
 CREATE TABLE IF NOT EXISTS newest (order_id INTEGER PRIMARY KEY, customer_id TEXT, status TEXT, amount INTEGER,
-    event_time INTEGER, part INTEGER NOT NULL, off INTEGER NOT NULL);
+    event_time INTEGER, ing INTEGER NOT NULL, part INTEGER NOT NULL, off INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS silver (path TEXT NOT NULL, order_id INTEGER, customer_id TEXT, status TEXT, amount INTEGER, event_time INTEGER);
 CREATE INDEX IF NOT EXISTS silver_by_order ON silver (order_id);
 CREATE INDEX IF NOT EXISTS silver_by_path ON silver (path);
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS differing (order_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS recount (hour INTEGER PRIMARY KEY, orders INTEGER NOT NULL, revenue INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS written (hour INTEGER PRIMARY KEY, orders INTEGER NOT NULL, revenue INTEGER NOT NULL, writes INTEGER NOT NULL);
 CREATE TEMP TABLE IF NOT EXISTS stage (order_id INTEGER NOT NULL, customer_id TEXT NOT NULL, status TEXT NOT NULL,
-    amount INTEGER NOT NULL, event_time INTEGER NOT NULL, part INTEGER NOT NULL, off INTEGER NOT NULL);
+    amount INTEGER NOT NULL, event_time INTEGER NOT NULL, ing INTEGER NOT NULL, part INTEGER NOT NULL, off INTEGER NOT NULL);
 CREATE TEMP TABLE IF NOT EXISTS touched (order_id INTEGER PRIMARY KEY);
 "#;
 
@@ -75,7 +75,38 @@ pub struct Counted {
     pub watermark: Option<i64>,
 }
 
+/// The state's layout, kept as SQLite's `user_version`. A state of an older layout is emptied
+/// when opened, so the next check counts every table from scratch into the new one. 2: events
+/// keep the bronze run that stored them (`ing`), which ties are broken by first.
+const FORMAT: i64 = 2;
+
 impl Store {
+    /// Empties a state of an older layout (its tables dropped) and marks it with [`FORMAT`].
+    async fn upgrade(&self) -> Result<(), sqlx::Error> {
+        let (format,): (i64,) = sqlx::query_as("PRAGMA user_version")
+            .fetch_one(&self.pool)
+            .await?;
+        if format >= FORMAT {
+            return Ok(());
+        }
+        let tables: Vec<(String,)> =
+            sqlx::query_as("SELECT name FROM sqlite_master WHERE type = 'table'")
+                .fetch_all(&self.pool)
+                .await?;
+        for (table,) in tables {
+            // The names are the state's own tables, read from its schema just above.
+            let drop = format!("DROP TABLE IF EXISTS \"{}\"", table.replace('"', "\"\""));
+            sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
+                .execute(&self.pool)
+                .await?;
+        }
+        let mark = format!("PRAGMA user_version = {FORMAT}");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(mark))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Opens (creating) the state at `path`, for a check.
     pub async fn open(path: &Path) -> Result<Self, FlowError> {
         if let Some(dir) = path.parent() {
@@ -85,6 +116,7 @@ impl Store {
             })?;
         }
         let store = Self::connect(path, false).await?;
+        store.upgrade().await.map_err(|e| store.error(e))?;
         sqlx::raw_sql(SCHEMA)
             .execute(&store.pool)
             .await
@@ -185,7 +217,7 @@ pub async fn add_bronze(tx: &mut Tx, rows: &[BronzeRow]) -> Result<(), sqlx::Err
     sqlx::query("DELETE FROM stage").execute(&mut **tx).await?;
     for chunk in rows.chunks(CHUNK) {
         let mut q = QueryBuilder::<Sqlite>::new(
-            "INSERT INTO stage (order_id, customer_id, status, amount, event_time, part, off) ",
+            "INSERT INTO stage (order_id, customer_id, status, amount, event_time, ing, part, off) ",
         );
         q.push_values(chunk, |mut b, r| {
             b.push_bind(r.order_id)
@@ -193,6 +225,7 @@ pub async fn add_bronze(tx: &mut Tx, rows: &[BronzeRow]) -> Result<(), sqlx::Err
                 .push_bind(&r.status)
                 .push_bind(r.amount)
                 .push_bind(r.event_time)
+                .push_bind(r.ingested)
                 .push_bind(r.partition)
                 .push_bind(r.offset);
         });
@@ -214,10 +247,10 @@ pub async fn add_bronze(tx: &mut Tx, rows: &[BronzeRow]) -> Result<(), sqlx::Err
          SELECT f.event_time - ((f.event_time % ?1) + ?1) % ?1 AS hour, \
              sum(e.order_id IS NULL), \
              sum(CASE WHEN e.order_id IS NULL THEN f.amount \
-                 WHEN f.part < e.part OR (f.part = e.part AND f.off < e.off) THEN f.amount - e.amount \
+                 WHEN (f.ing, f.part, f.off) < (e.ing, e.part, e.off) THEN f.amount - e.amount \
                  ELSE 0 END) \
-         FROM (SELECT order_id, status, event_time, part, off, amount, \
-                 row_number() OVER (PARTITION BY order_id, status, event_time ORDER BY part, off) AS n \
+         FROM (SELECT order_id, status, event_time, ing, part, off, amount, \
+                 row_number() OVER (PARTITION BY order_id, status, event_time ORDER BY ing, part, off) AS n \
                FROM stage WHERE status = 'placed') f \
          LEFT JOIN events e ON e.order_id = f.order_id AND e.status = f.status AND e.event_time = f.event_time \
          WHERE f.n = 1 GROUP BY hour \
@@ -227,24 +260,26 @@ pub async fn add_bronze(tx: &mut Tx, rows: &[BronzeRow]) -> Result<(), sqlx::Err
     .bind(HOUR_MICROS)
     .execute(&mut **tx)
     .await?;
-    // The first copy of an event, by partition and offset, is the one counted (the full check's
-    // `row_number() ... ORDER BY partition, offset`).
+    // The first copy of an event, by bronze run, partition and offset, is the one counted (the
+    // full check's `first_value(amount ORDER BY ingested_at, partition, offset)`, gold's read).
     sqlx::query(
-        "INSERT INTO events (order_id, status, event_time, part, off, amount) \
-         SELECT order_id, status, event_time, part, off, amount FROM stage WHERE true \
-         ON CONFLICT (order_id, status, event_time) DO UPDATE SET part = excluded.part, off = excluded.off, amount = excluded.amount \
-         WHERE excluded.part < events.part OR (excluded.part = events.part AND excluded.off < events.off)",
+        "INSERT INTO events (order_id, status, event_time, ing, part, off, amount) \
+         SELECT order_id, status, event_time, ing, part, off, amount FROM stage WHERE true \
+         ON CONFLICT (order_id, status, event_time) DO UPDATE SET ing = excluded.ing, part = excluded.part, \
+             off = excluded.off, amount = excluded.amount \
+         WHERE (excluded.ing, excluded.part, excluded.off) < (events.ing, events.part, events.off)",
     )
     .execute(&mut **tx)
     .await?;
     // The newest event of an order: the latest event time; of a tie, the first stored.
     sqlx::query(
-        "INSERT INTO newest (order_id, customer_id, status, amount, event_time, part, off) \
-         SELECT order_id, customer_id, status, amount, event_time, part, off FROM stage WHERE true \
+        "INSERT INTO newest (order_id, customer_id, status, amount, event_time, ing, part, off) \
+         SELECT order_id, customer_id, status, amount, event_time, ing, part, off FROM stage WHERE true \
          ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status, \
-             amount = excluded.amount, event_time = excluded.event_time, part = excluded.part, off = excluded.off \
+             amount = excluded.amount, event_time = excluded.event_time, ing = excluded.ing, \
+             part = excluded.part, off = excluded.off \
          WHERE excluded.event_time > newest.event_time OR (excluded.event_time = newest.event_time \
-             AND (excluded.part < newest.part OR (excluded.part = newest.part AND excluded.off < newest.off)))",
+             AND (excluded.ing, excluded.part, excluded.off) < (newest.ing, newest.part, newest.off))",
     )
     .execute(&mut **tx)
     .await?;
@@ -406,13 +441,15 @@ pub async fn counted(c: &mut sqlx::SqliteConnection) -> Result<Counted, sqlx::Er
 mod tests {
     use super::*;
 
-    fn placed(order_id: i64, amount: i64, partition: i32, offset: i64) -> BronzeRow {
+    /// A placed event of order `order_id` stored by bronze run `run` at `(partition, offset)`.
+    fn placed(order_id: i64, amount: i64, run: i64, (partition, offset): (i32, i64)) -> BronzeRow {
         BronzeRow {
             order_id,
             customer_id: "C1".into(),
             status: "placed".into(),
             amount,
             event_time: 5 * HOUR_MICROS + 60,
+            ingested: run,
             partition,
             offset,
         }
@@ -423,21 +460,49 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("check.sqlite")).await.unwrap();
         let mut tx = store.begin().await.unwrap();
-        // Two copies in one run: one event, the lower offset's amount.
+        // Two copies in one run: one event, the amount of the copy read first (lower offset).
         let run = [
-            placed(1, 700, 1, 9),
-            placed(1, 500, 1, 4),
-            placed(2, 100, 0, 1),
+            placed(1, 700, 1, (1, 9)),
+            placed(1, 500, 1, (1, 4)),
+            placed(2, 100, 1, (0, 1)),
         ];
         add_bronze(&mut tx, &run).await.unwrap();
-        // A copy stored before the one counted arrives in a later run: its amount swaps in;
-        // a copy stored after changes nothing.
-        add_bronze(&mut tx, &[placed(1, 300, 0, 2), placed(2, 900, 0, 8)])
-            .await
-            .unwrap();
+        // Copies in a later run were stored after, whatever their partition: gold read the
+        // first run's copy and dropped these, so nothing changes.
+        let later = [placed(1, 300, 2, (0, 2)), placed(2, 900, 2, (0, 8))];
+        add_bronze(&mut tx, &later).await.unwrap();
         let counted = counted(&mut tx).await.unwrap();
         assert_eq!(counted.distinct, 2);
         let hours: Vec<_> = counted.hours.iter().map(|h| (h.hour, h.known)).collect();
-        assert_eq!(hours, vec![(5 * HOUR_MICROS, (2, 400))]);
+        assert_eq!(hours, vec![(5 * HOUR_MICROS, (2, 600))]);
+    }
+
+    #[tokio::test]
+    async fn a_state_of_an_older_layout_is_emptied_for_a_recount() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("check.sqlite");
+        {
+            let old = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+                .await
+                .unwrap();
+            sqlx::raw_sql(
+                "CREATE TABLE events (order_id INTEGER NOT NULL, status TEXT NOT NULL, \
+                 event_time INTEGER NOT NULL, part INTEGER NOT NULL, off INTEGER NOT NULL, \
+                 amount INTEGER NOT NULL, PRIMARY KEY (order_id, status, event_time)); \
+                 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER); \
+                 INSERT INTO counters VALUES ('events', 7);",
+            )
+            .execute(&old)
+            .await
+            .unwrap();
+            old.close().await;
+        }
+        let store = Store::open(&path).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        assert_eq!(counter(&mut tx, "events").await.unwrap(), None);
+        add_bronze(&mut tx, &[placed(1, 100, 1, (0, 0))])
+            .await
+            .unwrap();
+        assert_eq!(counted(&mut tx).await.unwrap().distinct, 1);
     }
 }
