@@ -7,6 +7,15 @@ use super::*;
 
 const SQL: &str = "transformations/support.sql";
 
+/// A project file's new text, as the learner `token` saves it.
+fn put(uri: &str, token: &str, text: &str) -> Request<Body> {
+    Request::put(uri)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Body::from(text.to_string()))
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_project_file_can_break_the_server() {
     let server = server("projects", true).await;
@@ -59,12 +68,7 @@ async fn no_project_file_can_break_the_server() {
             "letters, digits and _",
         ),
     ] {
-        let request = Request::put(&uri)
-            .header(header::CONTENT_TYPE, "text/plain")
-            .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-            .body(Body::from(text.clone()))
-            .unwrap();
-        let refused = server.call(request).await;
+        let refused = server.call(put(&uri, &ann, &text)).await;
         assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
         let error = refused.json["error"].as_str().unwrap_or_default();
         assert!(error.contains(refusal), "{text}\n{}", refused.json);
@@ -75,12 +79,7 @@ async fn no_project_file_can_break_the_server() {
     // A glob that climbs out of the project would read another lab's SQL.
     let yml_uri = "/api/labs/ann/pipeline/files/spark-pipeline.yml";
     let yml = "name: support\nlibraries:\n  - glob:\n      include: ../../bob/project/transformations/**\n";
-    let request = Request::put(yml_uri)
-        .header(header::CONTENT_TYPE, "text/plain")
-        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-        .body(Body::from(yml))
-        .unwrap();
-    let refused = server.call(request).await;
+    let refused = server.call(put(yml_uri, &ann, yml)).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
     assert!(
         refused.json["error"]
@@ -95,27 +94,23 @@ async fn no_project_file_can_break_the_server() {
         "-- niveau élevé: the ticket's file\n{}",
         before.replace("FROM STREAM(bronze_tickets)", "FROM STREAM bronze_tickets")
     );
-    let request = Request::put(&uri)
-        .header(header::CONTENT_TYPE, "text/plain")
-        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-        .body(Body::from(commented.clone()))
-        .unwrap();
-    server.call(request).await.ok("a comment that is not ASCII");
+    let saved = server.call(put(&uri, &ann, &commented)).await;
+    saved.ok("a comment that is not ASCII");
     assert_eq!(read().await, commented);
     // A project holds so many files at most (each save reads them all again).
-    let put = |path: String| {
-        Request::put(format!("/api/labs/ann/pipeline/files/{path}"))
-            .header(header::CONTENT_TYPE, "text/plain")
-            .header(header::AUTHORIZATION, format!("Bearer {ann}"))
-            .body(Body::from("-- notes\n"))
-            .unwrap()
+    let note = |path: String| {
+        put(
+            &format!("/api/labs/ann/pipeline/files/{path}"),
+            &ann,
+            "-- notes\n",
+        )
     };
     let limit = reckon::service::lab::workspace::MAX_PROJECT_FILES;
     for i in 2..limit {
-        let saved = server.call(put(format!("notes/n{i}.sql"))).await;
+        let saved = server.call(note(format!("notes/n{i}.sql"))).await;
         assert_eq!(saved.status, StatusCode::OK, "file {i}: {}", saved.json);
     }
-    let refused = server.call(put("notes/one_more.sql".into())).await;
+    let refused = server.call(note("notes/one_more.sql".into())).await;
     assert_eq!(
         refused.status,
         StatusCode::PAYLOAD_TOO_LARGE,
