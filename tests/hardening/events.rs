@@ -208,3 +208,21 @@ async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_ever
     server.run().await;
     server.pages_answer().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_amount_sent_as_a_json_number_is_read_from_its_digits() {
+    // Through a float, 999999999999999.99 would be stored as 1000000000000000.00.
+    let server = server("digits", false).await;
+    let body = r#"{"order_id": 1, "customer_id": "C1", "status": "placed",
+                   "amount": 999999999999999.99, "event_time": "2026-10-01T09:00:00Z"}"#;
+    let request = Request::post("/api/produce")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap();
+    server.call(request).await.ok("produce");
+    server.run().await;
+    let bronze = server.lab.table("bronze_orders");
+    assert_eq!(bronze.len(), 1, "{bronze:?}");
+    let amount = bronze[0]["amount"].to_string();
+    assert!(amount.contains("999999999999999.99"), "{amount}");
+}

@@ -180,9 +180,9 @@ pub async fn produce(
 ) -> Answer<app::model::Sent> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
     let and_run = bool_param(&query, "and_run")?;
-    let body = object(&body)?;
-    let sent = if body.contains_key("scenario") || body.contains_key("batch") {
-        let text = |name: &str| match body.get(name) {
+    let fields = object(&body)?;
+    let sent = if fields.contains_key("scenario") || fields.contains_key("batch") {
+        let text = |name: &str| match fields.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
             Some(Value::Number(n)) => Ok(n.to_string()),
             _ => Err(ApiError::field(name, "required, as text")),
@@ -190,7 +190,8 @@ pub async fn produce(
         let (scenario, batch) = (text("scenario")?, text("batch")?);
         lab.produce_batch(&scenario, &batch, and_run).await?
     } else {
-        let event = produce::parse_event(&Value::Object(body))?;
+        // The body's own text: an amount is read from its digits, never through a float.
+        let event = produce::parse_event(&body)?;
         lab.produce_parsed(event, "api", and_run).await?
     };
     Ok(Json(sent))

@@ -4,7 +4,6 @@
 use app::api::{ApiError, EventForm};
 use app::model::ProducePage;
 use chrono::{SecondsFormat, Utc};
-use serde_json::Value;
 
 use super::history;
 use crate::engine::event::{OrderEvent, format_micros};
@@ -37,12 +36,12 @@ pub fn parse_form(form: &EventForm) -> Result<OrderEvent, ApiError> {
         "amount": form.amount.trim(),
         "event_time": form.event_time.trim(),
     });
-    parse_event(&json)
+    parse_event(json.to_string().as_bytes())
 }
 
-/// An event as the API receives it; errors name the field.
-pub fn parse_event(json: &Value) -> Result<OrderEvent, ApiError> {
-    OrderEvent::parse(json.to_string().as_bytes()).map_err(|e| match e.field {
+/// An event as the API receives it, its JSON text as sent; errors name the field.
+pub fn parse_event(json: &[u8]) -> Result<OrderEvent, ApiError> {
+    OrderEvent::parse(json).map_err(|e| match e.field {
         Some(field) => ApiError::field(field, e.reason),
         None => ApiError::Failed(e.reason),
     })
