@@ -1,8 +1,9 @@
 //! Columns of a query's result, looked up by name with their type checked: a query that changes
 //! its columns fails with an error naming the column, instead of reading the wrong one.
 
-use arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, RecordBatch, StringArray};
 use arrow::datatypes::{ArrowPrimitiveType, DataType};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use super::tables::TableError;
 
@@ -57,4 +58,30 @@ impl<'a> Columns<'a> {
             .map_err(|e| self.error(name, format!("is {}, not text: {e}", column.data_type())))?;
         Ok(cast.as_string::<i32>().clone())
     }
+}
+
+/// Each row's values in `columns` (of one batch of `table`) as one text, to tell rows apart by
+/// them: the values apart by U+0001, a NULL apart from the text "NULL". `reckon.dropDuplicates`
+/// keeps these texts in its state, so their form stays.
+pub fn row_keys(columns: &[ArrayRef], table: &str) -> Result<Vec<String>, TableError> {
+    let arrow = |source| TableError::Arrow {
+        table: table.to_string(),
+        source,
+    };
+    let options = FormatOptions::default().with_null("\u{0}NULL");
+    let formatters = columns
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(arrow)?;
+    let rows = columns.first().map_or(0, |c| c.len());
+    Ok((0..rows)
+        .map(|row| {
+            let values: Vec<String> = formatters
+                .iter()
+                .map(|f| f.value(row).to_string())
+                .collect();
+            values.join("\u{1}")
+        })
+        .collect())
 }

@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::engine::columns::row_keys;
 use app::model::{CheckLine, Verdict};
 use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
@@ -29,36 +29,24 @@ fn query_error(table: &str) -> impl Fn(datafusion::error::DataFusionError) -> Fl
     }
 }
 
-/// Each row's key as text (NULL apart from the text "NULL"), in row order.
+/// Each row's key as text ([`row_keys`]), in row order.
 fn keys_of(
     batches: &[RecordBatch],
     keys: &[String],
     table: &str,
 ) -> Result<Vec<String>, FlowError> {
-    let options = FormatOptions::default().with_null("\u{0}NULL");
     let mut out = vec![];
     for batch in batches {
-        let formatters = keys
+        let columns = keys
             .iter()
             .map(|k| {
                 let column = batch.column_by_name(k).ok_or_else(|| {
                     FlowError::Refused(format!("{table} has no column {k} to check"))
                 })?;
-                ArrayFormatter::try_new(column.as_ref(), &options).map_err(|source| {
-                    FlowError::Table(TableError::Arrow {
-                        table: table.to_string(),
-                        source,
-                    })
-                })
+                Ok(column.clone())
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        for row in 0..batch.num_rows() {
-            let key: Vec<String> = formatters
-                .iter()
-                .map(|f| f.value(row).to_string())
-                .collect();
-            out.push(key.join(","));
-        }
+            .collect::<Result<Vec<_>, FlowError>>()?;
+        out.extend(row_keys(&columns, table)?);
     }
     Ok(out)
 }
@@ -174,7 +162,7 @@ pub async fn tables(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, F
             .iter()
             .filter(|k| counts.get(*k) != Some(&1))
             .chain(counts.keys().filter(|k| !expected.contains(*k)))
-            .map(|k| k.replace('\u{0}', ""))
+            .map(|k| k.replace('\u{0}', "").replace('\u{1}', ","))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();

@@ -6,9 +6,9 @@
 
 use std::collections::HashMap;
 
+use crate::engine::columns::row_keys;
 use arrow::array::{BooleanArray, RecordBatch};
 use arrow::compute::filter_record_batch;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
@@ -111,22 +111,18 @@ fn without(rows: &RecordBatch, held: &[RecordBatch]) -> Result<RecordBatch, Flow
     filter_record_batch(rows, &keep).map_err(arrow_error)
 }
 
-/// Each row's values in the columns of [`SAME`], as one text.
+/// Each row's values in the columns of [`SAME`], as one text ([`row_keys`]).
 fn keys(batch: &RecordBatch) -> Result<Vec<String>, FlowError> {
-    let options = FormatOptions::default().with_null("\u{0}NULL");
-    let mut formatters = vec![];
-    for name in SAME {
-        let column = batch
-            .column_by_name(name)
-            .ok_or_else(|| FlowError::Refused(format!("{QUARANTINE} has no column {name}")))?;
-        formatters.push(ArrayFormatter::try_new(column.as_ref(), &options).map_err(arrow_error)?);
-    }
-    Ok((0..batch.num_rows())
-        .map(|i| {
-            let values: Vec<String> = formatters.iter().map(|f| f.value(i).to_string()).collect();
-            values.join("\u{1f}")
+    let columns = SAME
+        .iter()
+        .map(|name| {
+            let column = batch.column_by_name(name);
+            column
+                .cloned()
+                .ok_or_else(|| FlowError::Refused(format!("{QUARANTINE} has no column {name}")))
         })
-        .collect())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(row_keys(&columns, QUARANTINE)?)
 }
 
 fn arrow_error(source: arrow::error::ArrowError) -> FlowError {

@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::engine::columns::row_keys;
 use app::model::RuleCount;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray};
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
@@ -87,20 +87,10 @@ pub fn drop_duplicates(
         })?;
         columns.push(column.clone());
     }
-    let options = FormatOptions::default().with_null("\u{0}NULL");
-    let formatters: Vec<ArrayFormatter> = columns
-        .iter()
-        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-        .collect::<Result<_, _>>()
-        .map_err(|e| arrow_error(table, e))?;
-    let mut keep = Vec::with_capacity(batch.num_rows());
-    for row in 0..batch.num_rows() {
-        let key: Vec<String> = formatters
-            .iter()
-            .map(|f| f.value(row).to_string())
-            .collect();
-        keep.push(seen.insert(key.join("\u{1}")));
-    }
+    let keep: Vec<bool> = row_keys(&columns, table)?
+        .into_iter()
+        .map(|key| seen.insert(key))
+        .collect();
     let duplicates = keep.iter().filter(|k| !**k).count() as u64;
     let kept =
         filter_record_batch(batch, &BooleanArray::from(keep)).map_err(|e| arrow_error(table, e))?;
