@@ -22,12 +22,7 @@ use crate::service::lab::{Lab, LabError};
 fn sources(graph: &Graph) -> Vec<String> {
     let mut folders = vec![];
     for flow in &graph.flows {
-        let reads = flow
-            .query
-            .reads
-            .iter()
-            .chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
-        for read in reads {
+        for read in flow.reads() {
             if let Source::Files { path, .. } = &read.source {
                 let folder = path.trim_start_matches(&format!("{LANDING}/")).to_string();
                 if !folders.contains(&folder) {

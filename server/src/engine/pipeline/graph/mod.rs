@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::parse::{AutoCdc, Dataset, Kind, ParseError, Place, QueryText, Statement};
-use super::sql::{FlowQuery, Source, flow_query};
+use super::sql::{FlowQuery, Read, Source, flow_query};
 
 mod load;
 
@@ -64,6 +64,14 @@ pub struct Graph {
     pub flows: Vec<Flow>,
 }
 
+impl Flow {
+    /// What it reads: its query's reads, then its views'.
+    pub fn reads(&self) -> impl Iterator<Item = &Read> {
+        let views = self.views.iter().flat_map(|(_, q)| &q.reads);
+        self.query.reads.iter().chain(views)
+    }
+}
+
 impl Graph {
     pub fn dataset(&self, name: &str) -> Option<&Dataset> {
         self.datasets.iter().find(|d| d.name == name)
@@ -79,9 +87,7 @@ impl Graph {
             ));
         }
         self.flows.iter().find_map(|flow| {
-            let reads = flow.query.reads.iter();
-            let mut streamed = reads.chain(flow.views.iter().flat_map(|(_, q)| &q.reads));
-            streamed.find_map(|read| match &read.source {
+            flow.reads().find_map(|read| match &read.source {
                 Source::Table(table)
                     if read.stream && tables.contains(table) && !tables.contains(&flow.target) =>
                 {
@@ -210,11 +216,17 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
         let mut seen = vec![];
         let upstream = see_through(&name, &query, &views, &datasets, &mut seen, &mut vec![])?;
         stream_through(&query, &mut seen);
-        let streamed = query
-            .reads
-            .iter()
-            .chain(seen.iter().flat_map(|(_, q)| &q.reads));
-        for read in streamed.filter(|r| r.stream) {
+        let flow = Flow {
+            name,
+            target,
+            kind,
+            query,
+            views: seen,
+            upstream,
+            cdc,
+        };
+        let (name, target, query) = (&flow.name, &flow.target, &flow.query);
+        for read in flow.reads().filter(|r| r.stream) {
             if let Source::Table(table) = &read.source
                 && let Some(d) = datasets.iter().find(|d| &d.name == table)
                 && d.kind == Kind::MaterializedView
@@ -229,17 +241,13 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                 ));
             }
         }
-        if upstream.contains(&target) {
+        if flow.upstream.contains(target) {
             return Err(refused(
                 &query.at,
                 format!("a cycle: flow {name} writes {target} and reads it too"),
             ));
         }
-        let streams = query
-            .reads
-            .iter()
-            .chain(seen.iter().flat_map(|(_, q)| &q.reads));
-        if kind == FlowKind::Append && !streams.into_iter().any(|r| r.stream) {
+        if flow.kind == FlowKind::Append && !flow.reads().any(|r| r.stream) {
             return Err(refused(
                 &query.at,
                 format!(
@@ -248,15 +256,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                 ),
             ));
         }
-        graph.push(Flow {
-            name,
-            target,
-            kind,
-            query,
-            views: seen,
-            upstream,
-            cdc,
-        });
+        graph.push(flow);
     }
     let flows = order(graph)?;
     Ok(Graph {
