@@ -31,46 +31,39 @@ async fn uploads_are_checked_before_anything_is_written() {
     assert_eq!(std::fs::read(landing.join("mine/one.json")).unwrap(), line);
 
     let before = snapshot(&server.folder("ann"));
-    for name in [
+    // Bad paths, each beside a good file that is not written either; and paths that clash,
+    // with each other or with what is there (the first of them was written, then the second
+    // failed): refused before anything is written.
+    let bad = [
         "../x.json",
         "/etc/x.json",
         ".hidden.json",
         "a/../../x.json",
         "a/.b/c.json",
         "_x.json",
-    ] {
-        // A good file beside the bad one is not written either.
-        let refused = server
-            .upload("ann", Some(&ann), &[("fine.json", line), (name, line)])
-            .await;
-        assert_eq!(
-            refused.status,
-            StatusCode::BAD_REQUEST,
-            "{name}: {}",
-            refused.json
-        );
-        assert_eq!(refused.json["field"], "path", "{name}: {}", refused.json);
-        assert_eq!(snapshot(&server.folder("ann")), before, "{name}");
-    }
-
-    // Paths that clash, with each other or with what is there: refused before any is written
-    // (the first of them was written, then the second failed).
-    for clash in [
-        vec!["x.json", "x.json/y.json"],
-        vec!["z.json", "z.json"],
-        vec!["fine.json", "two.json/y.json"],
-        vec!["fine.json", "mine"],
-    ] {
-        let files: Vec<(&str, &[u8])> = clash.iter().map(|n| (*n, &line[..])).collect();
+    ];
+    let clashes = [
+        ["x.json", "x.json/y.json"],
+        ["z.json", "z.json"],
+        ["fine.json", "two.json/y.json"],
+        ["fine.json", "mine"],
+    ];
+    let uploads = bad.iter().map(|name| ["fine.json", name]).chain(clashes);
+    for upload in uploads {
+        let files: Vec<(&str, &[u8])> = upload.iter().map(|n| (*n, &line[..])).collect();
         let refused = server.upload("ann", Some(&ann), &files).await;
         assert_eq!(
             refused.status,
             StatusCode::BAD_REQUEST,
-            "{clash:?}: {}",
+            "{upload:?}: {}",
             refused.json
         );
-        assert_eq!(refused.json["field"], "path", "{clash:?}: {}", refused.json);
-        assert_eq!(snapshot(&server.folder("ann")), before, "{clash:?}");
+        assert_eq!(
+            refused.json["field"], "path",
+            "{upload:?}: {}",
+            refused.json
+        );
+        assert_eq!(snapshot(&server.folder("ann")), before, "{upload:?}");
     }
 
     // Over the count limit, and a body declared larger than the limit: 413, nothing written.
