@@ -119,11 +119,11 @@ fn too_many(what: &str, rate: Rate, wait: Duration) -> Response {
 /// or `POST /api/labs/{lab}/landing`) more than others. A server function whose name ends the
 /// same way (`/fn/landing`, which only lists the folder) gets no more than any other body.
 fn body_limit(method: &Method, path: &str) -> usize {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let upload = matches!(
-        segments.as_slice(),
-        ["api", "landing"] | ["api", "labs", _, "landing"]
-    );
+    // Read without allocating: every request passes here.
+    let lab = path
+        .strip_prefix("/api/labs/")
+        .and_then(|rest| rest.strip_suffix("/landing"));
+    let upload = path == "/api/landing" || lab.is_some_and(|l| !l.is_empty() && !l.contains('/'));
     match *method == Method::POST && upload {
         true => super::UPLOAD_LIMIT,
         false => super::BODY_LIMIT,
