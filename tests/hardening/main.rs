@@ -1,13 +1,15 @@
 //! A shared lab under attack: events that could poison a lab, limits on every write route,
-//! sign-in floods, concurrent token minting, guessed secrets, half-open connections, live streams
-//! outliving access, bad server-function input; and a bounded fuzz of the event parser and the
-//! produce API. Real broker, real tables, real SQLite, the real router.
+//! sign-in floods, concurrent token minting, guessed secrets (on reads too), half-open
+//! connections, live streams outliving access or past a client's share, bad server-function
+//! input; and a bounded fuzz of the event parser and the produce API. Real broker, real tables,
+//! real SQLite, the real router.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod events;
 mod limits;
 mod projects;
+mod reads;
 
 use std::net::SocketAddr;
 use std::time::Duration;

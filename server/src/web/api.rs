@@ -2,7 +2,6 @@
 //! Bad input answers 400 naming the field, and nothing is written.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 
 use app::api::{Access, ApiError, Backend, Server};
 use app::error::whole_number;
@@ -11,9 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
 use serde_json::Value;
 
 use super::AppState;
@@ -312,72 +309,4 @@ pub async fn viewer_token(
         .viewer_token(&headers, params.lab(), access::csrf_header(&headers))
         .await?;
     Ok((StatusCode::CREATED, Json(token)).into_response())
-}
-
-/// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
-/// settings), until the server stops or the caller may no longer read the lab (it went private,
-/// was deleted, or the caller's session ended): access is checked again before every message.
-pub async fn live(
-    State(state): State<AppState>,
-    params: Params,
-    headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Failure> {
-    let receiver = open(&state, &headers, &params, Access::Public)
-        .await?
-        .subscribe();
-    let listener = Listener {
-        state,
-        headers,
-        params,
-        receiver,
-    };
-    let stream = futures::stream::unfold(listener, |mut listener| async move {
-        let data = listener.next().await?;
-        Some((Ok(Event::default().data(data)), listener))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-/// One live subscription and what it needs to check its access again.
-struct Listener {
-    state: AppState,
-    headers: HeaderMap,
-    params: Params,
-    receiver: tokio::sync::broadcast::Receiver<String>,
-}
-
-impl Listener {
-    /// The next announcement, or `None` when the stream ends.
-    async fn next(&mut self) -> Option<String> {
-        let mut stopping = self.state.stopping.clone();
-        loop {
-            if *stopping.borrow() {
-                return None;
-            }
-            let message = tokio::select! {
-                message = self.receiver.recv() => message,
-                changed = stopping.changed() => {
-                    if changed.is_err() {
-                        return None;
-                    }
-                    continue;
-                }
-            };
-            let data = match message {
-                Ok(data) => data,
-                // Missed some: one message makes the page reload all the same.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    "{\"event\":\"lagged\"}".to_string()
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-            };
-            if open(&self.state, &self.headers, &self.params, Access::Public)
-                .await
-                .is_err()
-            {
-                return None;
-            }
-            return Some(data);
-        }
-    }
 }

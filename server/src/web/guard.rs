@@ -147,19 +147,31 @@ pub async fn limit_body(request: Request, next: Next) -> Response {
         .await
 }
 
-/// Holds every write to the limits, then answers a server function's refusal with its status.
-pub async fn limit_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if !is_write(request.method()) {
-        return next.run(request).await;
-    }
-    let limits = &state.limits;
-    let address = request
-        .extensions()
+/// The address a request came from, as the accept loop marked it.
+pub fn address(extensions: &http::Extensions) -> String {
+    extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(a)| a.ip().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let path = request.uri().path().to_string();
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Holds a request with a token this server has not verified to the address's rate of guesses
+/// (reads too: a read with a guessed lab token costs an argon2 as a write does), and every write
+/// to the limits; then answers a server function's refusal with its status.
+pub async fn limit_requests(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let limits = &state.limits;
     let headers = request.headers();
+    let guessing = state.labs.auth.enabled() && access::bearer(headers).is_some();
+    let write = is_write(request.method());
+    if !guessing && !write {
+        return next.run(request).await;
+    }
+    let address = address(request.extensions());
+    let path = request.uri().path().to_string();
     let take = |limit: &Limit, what: &str, key: &[&[u8]]| {
         limit
             .take(key)
@@ -167,15 +179,18 @@ pub async fn limit_writes(State(state): State<AppState>, request: Request, next:
     };
     let client = state.labs.auth.known_client(headers);
     let checks = || -> Result<(), Response> {
-        if path == "/login" {
-            take(&limits.sign_ins, "sign-ins", &[address.as_bytes()])?;
-        }
-        if client.is_none() && access::bearer(headers).is_some() {
+        if guessing && client.is_none() {
             take(
                 &limits.guesses,
                 "tries of unknown tokens",
                 &[address.as_bytes()],
             )?;
+        }
+        if !write {
+            return Ok(());
+        }
+        if path == "/login" {
+            take(&limits.sign_ins, "sign-ins", &[address.as_bytes()])?;
         }
         let client = client.as_deref().unwrap_or(address.as_bytes());
         take(&limits.writes, "writes", &[client])?;

@@ -4,6 +4,7 @@
 
 mod api;
 mod guard;
+mod live;
 mod pipeline;
 mod serve;
 mod session;
@@ -30,6 +31,7 @@ use tokio::sync::watch;
 
 use crate::service::labs::Labs;
 pub use guard::Rates;
+pub use live::{PER_ADDRESS as LIVE_PER_ADDRESS, PER_CLIENT as LIVE_PER_CLIENT};
 pub use serve::{Timeouts, serve, serve_with, shutdown_signal};
 
 /// Largest body any request but an upload may send: one event is under 1 KiB, a form a few,
@@ -50,6 +52,8 @@ pub struct AppState {
     /// Turns true when the server stops: live streams end so connections can close.
     stopping: watch::Receiver<bool>,
     stop: Arc<watch::Sender<bool>>,
+    /// The live streams open, by client.
+    live: Arc<live::Shares>,
 }
 
 impl AppState {
@@ -67,6 +71,7 @@ impl AppState {
             limits: Arc::new(guard::Limits::new(Rates::default())),
             stopping,
             stop: Arc::new(stop),
+            live: Arc::default(),
         }
     }
 
@@ -148,7 +153,7 @@ fn own_routes() -> Routes {
             .post(&at("/settings"), api::update_settings)
             .post(&at("/reset"), api::reset)
             .post(&at("/viewer-token"), api::viewer_token)
-            .get(&at("/live"), api::live)
+            .get(&at("/live"), live::live)
             .get(&at("/pipeline/files"), pipeline::code)
             .get(&at("/pipeline/files/{*path}"), pipeline::file)
             .route(
@@ -204,7 +209,7 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            guard::limit_writes,
+            guard::limit_requests,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -1,0 +1,143 @@
+//! Live announcements (server-sent events) and the share of them one client may hold. A stream
+//! holds its connection for as long as the page is open, so without a share one client could
+//! hold every connection the server accepts and leave the rest of the lab without a dashboard.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use app::api::{Access, ApiError};
+use axum::extract::State;
+use axum::http::{Extensions, HeaderMap};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::Stream;
+
+use super::AppState;
+use super::api::{Failure, Params, open};
+
+/// Live streams at once for a client that proved who it is (a verified token or a session):
+/// a person with many tabs open.
+pub const PER_CLIENT: usize = 16;
+/// Live streams at once from one address for clients that did not (public labs' viewers): a
+/// classroom behind one address.
+pub const PER_ADDRESS: usize = 64;
+
+/// The live streams open, by client.
+#[derive(Default)]
+pub struct Shares(Mutex<HashMap<Vec<u8>, usize>>);
+
+/// One open stream's place in its client's share, given back when the stream ends.
+struct Held {
+    shares: Arc<Shares>,
+    client: Vec<u8>,
+}
+
+impl Shares {
+    /// A place for one more stream of `client`, if it holds fewer than `most`.
+    fn take(self: &Arc<Self>, client: Vec<u8>, most: usize) -> Result<Held, ApiError> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = open.entry(client.clone()).or_default();
+        if *held >= most {
+            return Err(ApiError::TooMany(format!(
+                "too many live streams: at most {most} at once for one client; close a tab of \
+                 the dashboard and reload this one"
+            )));
+        }
+        *held += 1;
+        Ok(Held {
+            shares: self.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut open = self.shares.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = open.get_mut(&self.client) {
+            *held -= 1;
+            if *held == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
+/// settings), until the server stops or the caller may no longer read the lab (it went private,
+/// was deleted, or the caller's session ended): access is checked again before every message.
+/// A client holds at most [`PER_CLIENT`] streams, an address's unproven clients [`PER_ADDRESS`].
+pub async fn live(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    extensions: Extensions,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Failure> {
+    let receiver = open(&state, &headers, &params, Access::Public)
+        .await?
+        .subscribe();
+    let held = match state.labs.auth.known_client(&headers) {
+        Some(client) => state.live.take(client, PER_CLIENT),
+        None => {
+            let address = super::guard::address(&extensions);
+            state.live.take(address.into_bytes(), PER_ADDRESS)
+        }
+    }?;
+    let listener = Listener {
+        state,
+        headers,
+        params,
+        receiver,
+        _held: held,
+    };
+    let stream = futures::stream::unfold(listener, |mut listener| async move {
+        let data = listener.next().await?;
+        Some((Ok(Event::default().data(data)), listener))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// One live subscription and what it needs to check its access again.
+struct Listener {
+    state: AppState,
+    headers: HeaderMap,
+    params: Params,
+    receiver: tokio::sync::broadcast::Receiver<String>,
+    _held: Held,
+}
+
+impl Listener {
+    /// The next announcement, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<String> {
+        let mut stopping = self.state.stopping.clone();
+        loop {
+            if *stopping.borrow() {
+                return None;
+            }
+            let message = tokio::select! {
+                message = self.receiver.recv() => message,
+                changed = stopping.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            let data = match message {
+                Ok(data) => data,
+                // Missed some: one message makes the page reload all the same.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    "{\"event\":\"lagged\"}".to_string()
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            };
+            if open(&self.state, &self.headers, &self.params, Access::Public)
+                .await
+                .is_err()
+            {
+                return None;
+            }
+            return Some(data);
+        }
+    }
+}
