@@ -1,8 +1,12 @@
-//! Keyed rate limits: how many requests of one kind a key (a client, a lab, a token id) may make,
-//! at once and over time. GCRA buckets from `governor`, keyed by a BLAKE2 digest so a key of any
-//! length costs the same small entry.
+//! Keyed limits. Rates: how many requests of one kind a key (a client, a lab, a token id) may
+//! make, at once and over time, in GCRA buckets from `governor` keyed by a BLAKE2 digest so a key
+//! of any length costs the same small entry. Shares: how many places (a live stream, a
+//! connection) a key may hold at once.
 
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use blake2::{Blake2s256, Digest};
@@ -87,5 +91,49 @@ mod tests {
             limit.take(&[b"an", b"n"]).is_ok(),
             "keys are told apart by their parts, not their concatenation"
         );
+    }
+}
+
+/// Places held at once, by key: live streams by client, connections by address. A place is
+/// given back when its [`Share`] drops, and a key holding none takes no room.
+pub struct Shares<K: Eq + Hash + Clone>(Mutex<HashMap<K, usize>>);
+
+impl<K: Eq + Hash + Clone> Default for Shares<K> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+/// One place of a key among its [`Shares`].
+pub struct Share<K: Eq + Hash + Clone> {
+    shares: Arc<Shares<K>>,
+    key: K,
+}
+
+impl<K: Eq + Hash + Clone> Shares<K> {
+    /// A place for `key`, if it holds fewer than `most`.
+    pub fn take(self: &Arc<Self>, key: K, most: usize) -> Option<Share<K>> {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let places = held.entry(key.clone()).or_default();
+        if *places >= most {
+            return None;
+        }
+        *places += 1;
+        Some(Share {
+            shares: self.clone(),
+            key,
+        })
+    }
+}
+
+impl<K: Eq + Hash + Clone> Drop for Share<K> {
+    fn drop(&mut self) {
+        let mut held = self.shares.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(places) = held.get_mut(&self.key) {
+            *places -= 1;
+            if *places == 0 {
+                held.remove(&self.key);
+            }
+        }
     }
 }

@@ -5,16 +5,16 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_event_can_break_a_lab() {
-    let server = server("poison", false).await;
+    let server = Server::with("poison", false, 2).await;
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/produce",
             None,
             event(json!(1), json!("10.00"), "2026-10-01T09:00:00Z"),
         )
         .await;
-    server.run().await;
+    server.run_default().await;
     let refused = [
         (
             event(json!(2), json!(1), "0000-01-01T00:00:00Z"),
@@ -62,12 +62,12 @@ async fn no_event_can_break_a_lab() {
             answer.json
         );
         assert_eq!(answer.json["field"], field, "{body}: {}", answer.json);
-        server.run().await;
+        server.run_default().await;
         server.pages_answer().await;
     }
     // The largest order id is an order id: accepted, run, shown, and sent again.
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/produce?and_run=true",
             None,
@@ -84,7 +84,7 @@ async fn no_event_can_break_a_lab() {
         .send(&server.lab.topic, "8", &poison)
         .await
         .unwrap();
-    server.run().await;
+    server.run_default().await;
     server.pages_answer().await;
     let rejects = server.lab.table("bronze_rejects");
     assert!(
@@ -97,9 +97,9 @@ async fn no_event_can_break_a_lab() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_produce_page_answers_after_the_largest_order_id() {
-    let server = server("overflow", false).await;
+    let server = Server::with("overflow", false, 2).await;
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/produce",
             None,
@@ -179,7 +179,7 @@ async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_ever
         burst: 10_000,
         per_second: 1000.0,
     };
-    let server = server("fuzzapi", false).await.with_rates(Rates {
+    let server = Server::with("fuzzapi", false, 2).await.with_rates(Rates {
         sends: many,
         writes: many,
         ..Default::default()
@@ -205,14 +205,14 @@ async fn fuzzed_events_through_the_api_are_refused_with_a_field_or_shown_by_ever
         accepted > 0 && refused > 0,
         "{accepted} accepted, {refused} refused"
     );
-    server.run().await;
+    server.run_default().await;
     server.pages_answer().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_amount_sent_as_a_json_number_is_read_from_its_digits() {
     // Through a float, 999999999999999.99 would be stored as 1000000000000000.00.
-    let server = server("digits", false).await;
+    let server = Server::with("digits", false, 2).await;
     let body = r#"{"order_id": 1, "customer_id": "C1", "status": "placed",
                    "amount": 999999999999999.99, "event_time": "2026-10-01T09:00:00Z"}"#;
     let request = Request::post("/api/produce")
@@ -220,7 +220,7 @@ async fn an_amount_sent_as_a_json_number_is_read_from_its_digits() {
         .body(Body::from(body))
         .unwrap();
     server.call(request).await.ok("produce");
-    server.run().await;
+    server.run_default().await;
     let bronze = server.lab.table("bronze_orders");
     assert_eq!(bronze.len(), 1, "{bronze:?}");
     let amount = bronze[0]["amount"].to_string();

@@ -14,7 +14,7 @@ async fn every_write_route_is_limited_in_rate_and_body() {
         burst: 3,
         per_second: 0.001,
     };
-    let server = server("limits", true).await.with_rates(Rates {
+    let server = Server::with("limits", true, 2).await.with_rates(Rates {
         sends: tiny,
         writes: tiny,
         sign_ins: tiny,
@@ -81,10 +81,10 @@ async fn every_write_route_is_limited_in_rate_and_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_flood_signs_nobody_else_out() {
-    let server = server("flood", true).await;
+    let server = Server::with("flood", true, 2).await;
     let learner = server.create_lab("ann").await;
     let viewer = server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/viewer-token",
             Some(&learner),
@@ -125,7 +125,7 @@ async fn a_login_flood_signs_nobody_else_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
-    let server = server("mints", true).await;
+    let server = Server::with("mints", true, 2).await;
     let learner = server.create_lab("ann").await;
     let mints = (0..16).map(|_| {
         server.api(
@@ -185,7 +185,7 @@ async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_are_closed_by_timeout() {
-    let server = server("halfopen", false).await;
+    let server = Server::with("halfopen", false, 2).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -220,11 +220,81 @@ async fn half_sent_requests_are_closed_by_timeout() {
     serving.await.unwrap().unwrap();
 }
 
+/// A connection from `from` that asks for the freshness and reads the whole answer.
+async fn freshness_from(server: std::net::SocketAddr, from: [u8; 4]) -> String {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    let mut stream = socket.connect(server).await.unwrap();
+    stream
+        .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stream.read_to_string(&mut answer));
+    read.await.expect("no answer in 20 s").unwrap();
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holds_at_most_its_share_of_connections() {
+    let server = Server::with("addrshare", false, 2).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let timeouts = reckon::web::Timeouts {
+        max_connections: Some(64),
+        per_address: Some(4),
+        ..Default::default()
+    };
+    let stopping = async {
+        let _ = stopped.await;
+    };
+    let serving = tokio::spawn(reckon::web::serve_with(
+        listener,
+        server.state.clone(),
+        stopping,
+        timeouts,
+    ));
+    // Four connections from 127.0.0.1 held open, each half-way through its request's headers.
+    let mut held = vec![];
+    for _ in 0..4 {
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream
+            .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        held.push(stream);
+    }
+    let refused = freshness_from(address, [127, 0, 0, 1]).await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+    assert!(
+        refused.contains("at most 4 at once from one address"),
+        "{refused}"
+    );
+    // Another address is not held back by this one's.
+    let other = freshness_from(address, [127, 0, 0, 2]).await;
+    assert!(other.starts_with("HTTP/1.1 200"), "{other}");
+    // A connection closed gives its place back.
+    drop(held.pop());
+    let mut answer = String::new();
+    for _ in 0..50 {
+        answer = freshness_from(address, [127, 0, 0, 1]).await;
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    stop.send(()).unwrap();
+    drop(held);
+    serving.await.unwrap().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_stream_ends_when_the_lab_goes_private() {
-    let server = server("private", true).await;
+    let server = Server::with("private", true, 2).await;
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/settings",
             Some(INSTRUCTOR),
@@ -240,7 +310,7 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
     assert_eq!(response.status(), StatusCode::OK);
     let mut body = response.into_body();
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/settings",
             Some(INSTRUCTOR),
@@ -248,7 +318,7 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
         )
         .await;
     server
-        .ok("POST", "/api/reset", Some(INSTRUCTOR), json!({}))
+        .ok_as("POST", "/api/reset", Some(INSTRUCTOR), json!({}))
         .await;
     let mut seen = String::new();
     let ended = tokio::time::timeout(Duration::from_secs(10), async {
@@ -271,7 +341,7 @@ async fn a_live_stream_ends_when_the_lab_goes_private() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_server_function_input_answers_400_with_the_field() {
-    let server = server("fnargs", false).await;
+    let server = Server::with("fnargs", false, 2).await;
     for (uri, body, field) in [
         ("/fn/runs", "lab=default&limit=abc", Some("limit")),
         ("/fn/runs", "lab=default&before=x", Some("before")),

@@ -1,8 +1,8 @@
 //! A shared lab under attack: events that could poison a lab, limits on every write route,
 //! sign-in floods, concurrent token minting, guessed secrets (on reads too), half-open
-//! connections, live streams outliving access or past a client's share, bad server-function
-//! input; and a bounded fuzz of the event parser and the produce API. Real broker, real tables,
-//! real SQLite, the real router.
+//! connections, connections past an address's share, live streams outliving access or past a
+//! client's share, bad server-function input; and a bounded fuzz of the event parser and the
+//! produce API. Real broker, real tables, real SQLite, the real router.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -10,50 +10,26 @@ mod events;
 mod limits;
 mod projects;
 mod reads;
+#[path = "../support/server.rs"]
+mod server;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
-use common::{Answer, TestLab};
+
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use reckon::engine::event::OrderEvent;
 use reckon::limit::Rate;
-use reckon::service::labs::LabsConfig;
-use reckon::web::{AppState, Rates, app};
+use reckon::web::Rates;
 use serde_json::{Value, json};
+use server::{INSTRUCTOR, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
-
-const INSTRUCTOR: &str = "instructor-token-for-tests";
-
-struct Server {
-    router: Router,
-    state: AppState,
-    lab: TestLab,
-    _site: tempfile::TempDir,
-}
-
-async fn server(name: &str, instructor: bool) -> Server {
-    let lab = TestLab::new(name);
-    let site = tempfile::tempdir().unwrap();
-    let labs = LabsConfig {
-        instructor_token: instructor.then(|| INSTRUCTOR.to_string()),
-        max_runs: 2,
-    };
-    let state = lab.server(site.path(), lab.config(), labs).await;
-    Server {
-        router: app(state.clone()),
-        state,
-        lab,
-        _site: site,
-    }
-}
 
 /// A request from `address` (as the server's accept loop marks it).
 fn from(address: [u8; 4], mut request: Request<Body>) -> Request<Body> {
@@ -63,36 +39,8 @@ fn from(address: [u8; 4], mut request: Request<Body>) -> Request<Body> {
     request
 }
 
+/// The requests only these tests make.
 impl Server {
-    /// The same server with other rates (its router rebuilt on the new state).
-    fn with_rates(mut self, rates: Rates) -> Self {
-        self.state = self.state.clone().with_rates(rates);
-        self.router = app(self.state.clone());
-        self
-    }
-
-    async fn call(&self, request: Request<Body>) -> Answer {
-        common::call(self.router.clone(), request).await
-    }
-
-    async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        self.call(common::json_request(method, uri, token, body))
-            .await
-    }
-
-    async fn ok(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
-        let answer = self.api(method, uri, token, body).await;
-        answer.ok(&format!("{method} {uri}"))
-    }
-
-    /// Makes lab `name` as the instructor: its learner token.
-    async fn create_lab(&self, name: &str) -> String {
-        let made = self
-            .ok("POST", "/api/labs", Some(INSTRUCTOR), json!({"name": name}))
-            .await;
-        made["token"].as_str().unwrap().to_string()
-    }
-
     async fn page(&self, uri: &str, cookie: Option<&str>) -> (StatusCode, String) {
         let mut request = Request::get(uri);
         if let Some(cookie) = cookie {
@@ -155,9 +103,10 @@ impl Server {
         }
     }
 
-    async fn run(&self) -> Value {
+    /// A run of the default lab (these servers ask for no token), which must succeed.
+    async fn run_default(&self) -> Value {
         let run = self
-            .ok("POST", "/api/runs?wait=true", None, json!({}))
+            .ok_as("POST", "/api/runs?wait=true", None, json!({}))
             .await;
         assert_eq!(run["status"], "succeeded", "{run}");
         run

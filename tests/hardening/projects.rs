@@ -18,10 +18,10 @@ fn put(uri: &str, token: &str, text: &str) -> Request<Body> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_project_file_can_break_the_server() {
-    let server = server("projects", true).await;
+    let server = Server::with("projects", true, 2).await;
     let ann = server.create_lab("ann").await;
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/pipeline/example",
             Some(&ann),

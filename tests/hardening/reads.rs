@@ -19,7 +19,7 @@ async fn reads_with_unknown_tokens_are_held_to_the_rate_of_guesses() {
         burst: 1000,
         per_second: 1000.0,
     };
-    let server = server("readguess", true).await.with_rates(Rates {
+    let server = Server::with("readguess", true, 2).await.with_rates(Rates {
         sends: many,
         writes: many,
         sign_ins: many,
@@ -108,10 +108,10 @@ async fn live(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holds_at_most_its_share_of_live_streams() {
-    let server = server("liveshare", true).await;
+    let server = Server::with("liveshare", true, 2).await;
     let learner = server.create_lab("ann").await;
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/settings",
             Some(INSTRUCTOR),

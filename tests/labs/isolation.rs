@@ -4,9 +4,9 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
-    let server = server("own-lab", false, 2).await;
+    let server = Server::with("own-lab", false, 2).await;
     // Without an instructor token nobody is asked for one (a single-user tool on loopback).
-    server.create_lab("ann", None).await;
+    server.create_lab_as("ann", None).await;
     for (name, message) in [("Ann", "lowercase"), ("a/b", "'/'"), ("ann", "exists")] {
         let answer = server
             .api("POST", "/api/labs", None, json!({"name": name}))
@@ -40,7 +40,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
     );
     kafka.delete_topic(&eve_topic).await.unwrap();
 
-    let labs = server.ok("GET", "/api/labs", None, json!({})).await;
+    let labs = server.ok_as("GET", "/api/labs", None, json!({})).await;
     let topics: Vec<&str> = labs
         .as_array()
         .unwrap()
@@ -52,7 +52,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
 
     for batch in ["1", "2"] {
         let sent = server
-            .ok(
+            .ok_as(
                 "POST",
                 "/api/labs/ann/produce?and_run=true",
                 None,
@@ -74,7 +74,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
     assert_eq!(sent, 6);
 
     let hours = server
-        .ok("GET", "/api/labs/ann/hours", None, json!({}))
+        .ok_as("GET", "/api/labs/ann/hours", None, json!({}))
         .await;
     assert_eq!(
         hours.as_array().unwrap().len(),
@@ -91,7 +91,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
 
     // The course's "replay from a new topic": the topic and tables go, the history stays marked.
     server
-        .ok("POST", "/api/labs/ann/reset", None, json!({}))
+        .ok_as("POST", "/api/labs/ann/reset", None, json!({}))
         .await;
     let sent: i64 = offsets
         .iter()
@@ -99,7 +99,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
         .sum();
     assert_eq!(sent, 0);
     let sent = server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/produce?and_run=true",
             None,
@@ -108,7 +108,7 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
         .await;
     // The recount the reconciliation shows follows the tables: not the one made before the reset.
     let hours = server
-        .ok("GET", "/api/labs/ann/hours", None, json!({}))
+        .ok_as("GET", "/api/labs/ann/hours", None, json!({}))
         .await;
     assert_eq!(hours.as_array().unwrap().len(), 1, "09:00 only: {hours}");
     let runs_now = server.runs("ann").await;
@@ -141,20 +141,20 @@ async fn a_lab_has_its_own_topic_folder_and_history_until_deleted() {
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert_eq!(server.snapshot("ann").await["runs"], "0");
     // A new lab of the same name starts clean.
-    server.create_lab("ann", None).await;
+    server.create_lab_as("ann", None).await;
     assert_eq!(server.runs("ann").await.as_array().unwrap().len(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_labs_playing_the_course_at_once_give_ten_correct_checks() {
     const MAX_RUNS: usize = 3;
-    let server = server("ten-labs", true, MAX_RUNS).await;
+    let server = Server::with("ten-labs", true, MAX_RUNS).await;
     let mut tokens = vec![];
     for i in 0..10 {
         let name = format!("team-{i}");
         tokens.push((
             name.clone(),
-            server.create_lab(&name, Some(INSTRUCTOR)).await,
+            server.create_lab_as(&name, Some(INSTRUCTOR)).await,
         ));
     }
     let plays = tokens.iter().map(|(name, token)| {
@@ -163,7 +163,7 @@ async fn ten_labs_playing_the_course_at_once_give_ten_correct_checks() {
             let mut last = Value::Null;
             for batch in ["1", "2", "3", "3", "4", "5"] {
                 last = server
-                    .ok(
+                    .ok_as(
                         "POST",
                         &format!("/api/labs/{name}/produce?and_run=true"),
                         Some(token),
@@ -174,7 +174,7 @@ async fn ten_labs_playing_the_course_at_once_give_ten_correct_checks() {
             }
             let id = last["run"]["id"].as_i64().unwrap();
             let run = server
-                .ok(
+                .ok_as(
                     "GET",
                     &format!("/api/labs/{name}/runs/{id}"),
                     Some(token),

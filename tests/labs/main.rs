@@ -6,73 +6,29 @@
 mod common;
 mod isolation;
 mod refusals;
+#[path = "../support/server.rs"]
+mod server;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use common::{Answer, SEED_BLOCK, TestLab};
+use common::{Answer, SEED_BLOCK};
 use reckon::limit::Rate;
-use reckon::service::labs::LabsConfig;
-use reckon::web::{AppState, Rates, app};
+use reckon::web::Rates;
 use serde_json::{Value, json};
+use server::{INSTRUCTOR, Server};
 
-const INSTRUCTOR: &str = "instructor-token-for-tests";
-
-struct Server {
-    state: AppState,
-    lab: TestLab,
-    _site: tempfile::TempDir,
-}
-
-/// A server on its own folder and topic; with `instructor`, it asks for tokens.
-async fn server(name: &str, instructor: bool, max_runs: usize) -> Server {
-    let lab = TestLab::new(name);
-    let site = tempfile::tempdir().unwrap();
-    let labs = LabsConfig {
-        instructor_token: instructor.then(|| INSTRUCTOR.to_string()),
-        max_runs,
-    };
-    let state = lab.server(site.path(), lab.config(), labs).await;
-    Server {
-        state,
-        lab,
-        _site: site,
-    }
-}
-
+/// The requests only these tests make.
 impl Server {
-    async fn call(&self, request: Request<Body>) -> Answer {
-        common::call(app(self.state.clone()), request).await
-    }
-
-    /// `method uri` with a JSON body, as `token` (none: no Authorization header).
-    async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
-        self.call(common::json_request(method, uri, token, body))
-            .await
-    }
-
-    async fn ok(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
-        let answer = self.api(method, uri, token, body).await;
-        answer.ok(&format!("{method} {uri}"))
-    }
-
-    async fn create_lab(&self, name: &str, token: Option<&str>) -> String {
-        let made = self
-            .ok("POST", "/api/labs", token, json!({"name": name}))
-            .await;
-        assert_eq!(made["lab"], name);
-        made["token"].as_str().unwrap().to_string()
-    }
-
     /// A lab's runs, newest first, as the API lists them (no token).
     async fn runs(&self, lab: &str) -> Value {
         let uri = match lab {
             "default" => "/api/runs".to_string(),
             _ => format!("/api/labs/{lab}/runs"),
         };
-        self.ok("GET", &uri, None, json!({})).await["runs"].clone()
+        self.ok_as("GET", &uri, None, json!({})).await["runs"].clone()
     }
 
     /// Signs a browser in with `token`: its session cookie.

@@ -5,19 +5,19 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_forbidden_write_is_refused_and_changes_nothing() {
-    let server = server("forbidden", true, 4).await;
+    let server = Server::with("forbidden", true, 4).await;
     let instructor = Some(INSTRUCTOR);
-    let ann = server.create_lab("ann", instructor).await;
-    let bob = server.create_lab("bob", instructor).await;
+    let ann = server.create_lab_as("ann", instructor).await;
+    let bob = server.create_lab_as("bob", instructor).await;
     let viewer = server
-        .ok("POST", "/api/labs/ann/viewer-token", Some(&ann), json!({}))
+        .ok_as("POST", "/api/labs/ann/viewer-token", Some(&ann), json!({}))
         .await["token"]
         .as_str()
         .unwrap()
         .to_string();
     // Ann's lab has data, so a forbidden run or reset would have something to change.
     let sent = server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/produce?and_run=true",
             Some(&ann),
@@ -156,7 +156,7 @@ async fn every_forbidden_write_is_refused_and_changes_nothing() {
         .api("DELETE", "/api/labs/bob", instructor, json!({}))
         .await;
     assert_eq!(answer.status, StatusCode::NO_CONTENT, "{}", answer.json);
-    server.create_lab("bob", instructor).await;
+    server.create_lab_as("bob", instructor).await;
     let answer = server
         .api("GET", "/api/labs/bob/runs", Some(&bob), json!({}))
         .await;
@@ -177,17 +177,16 @@ async fn every_forbidden_write_is_refused_and_changes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn viewers_read_public_pages_open_to_all_and_sends_are_limited() {
-    let mut server = server("viewers", true, 2).await;
-    server.state = server.state.clone().with_rates(Rates {
+    let server = Server::with("viewers", true, 2).await.with_rates(Rates {
         sends: Rate {
             burst: 2,
             per_second: 0.01,
         },
         ..Default::default()
     });
-    let ann = server.create_lab("ann", Some(INSTRUCTOR)).await;
+    let ann = server.create_lab_as("ann", Some(INSTRUCTOR)).await;
     let viewer = server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/viewer-token",
             Some(INSTRUCTOR),
@@ -230,7 +229,7 @@ async fn viewers_read_public_pages_open_to_all_and_sends_are_limited() {
     assert!(!html.contains("event-form"), "{html}");
 
     server
-        .ok(
+        .ok_as(
             "POST",
             "/api/labs/ann/settings",
             Some(&ann),
@@ -254,14 +253,14 @@ async fn viewers_read_public_pages_open_to_all_and_sends_are_limited() {
         StatusCode::UNAUTHORIZED,
         "only freshness and hours are public"
     );
-    let listed = server.ok("GET", "/api/labs", None, json!({})).await;
+    let listed = server.ok_as("GET", "/api/labs", None, json!({})).await;
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
 
     // Two sends at once, then the third waits; other labs' clients have their own allowance.
     let send = json!({"scenario": "course", "batch": "1"});
     for _ in 0..2 {
         server
-            .ok("POST", "/api/labs/ann/produce", Some(&ann), send.clone())
+            .ok_as("POST", "/api/labs/ann/produce", Some(&ann), send.clone())
             .await;
     }
     let refused = server

@@ -1,56 +1,81 @@
-//! A shared server for the week-14 route tests, called with `oneshot`: a learner's, a viewer's
-//! and the instructor's requests, multipart uploads, and a snapshot of a lab's folder to see that
-//! a refused write changed nothing. Included by those tests with `#[path]`.
+//! The real router on a lab of its own, called with `oneshot`: a learner's, a viewer's and the
+//! instructor's requests, multipart uploads, and a snapshot of a lab's folder to see that a
+//! refused write changed nothing. Included with `#[path]` by the route tests of week 14, the
+//! shared lab's and the hardening's; each adds the requests only it makes in an `impl` of its own.
 
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use reckon::service::labs::LabsConfig;
-use reckon::web::{AppState, app};
+use reckon::web::{AppState, Rates, app};
 use serde_json::{Value, json};
 
 use crate::common::{self, Answer, TestLab};
 
-pub const INSTRUCTOR: &str = "instructor-token-for-workspace-tests";
+pub const INSTRUCTOR: &str = "instructor-token-for-tests";
 pub const SQL: &str = "transformations/support.sql";
 
 pub struct Server {
+    /// Built once, as the server builds it, and rebuilt when the rates change.
+    pub router: Router,
     pub state: AppState,
     pub lab: TestLab,
     _site: tempfile::TempDir,
 }
 
 impl Server {
+    /// A server that asks for tokens ([`INSTRUCTOR`] is the instructor's), 2 runs at a time.
     pub async fn new(name: &str) -> Self {
+        Self::with(name, true, 2).await
+    }
+
+    /// A server on its own folder and topic; with `instructor`, it asks for tokens.
+    pub async fn with(name: &str, instructor: bool, max_runs: usize) -> Self {
         let lab = TestLab::new(name);
         let site = tempfile::tempdir().unwrap();
         let labs = LabsConfig {
-            instructor_token: Some(INSTRUCTOR.into()),
-            max_runs: 2,
+            instructor_token: instructor.then(|| INSTRUCTOR.to_string()),
+            max_runs,
         };
         let state = lab.server(site.path(), lab.config(), labs).await;
         Self {
+            router: app(state.clone()),
             state,
             lab,
             _site: site,
         }
     }
 
-    pub async fn call(&self, request: Request<Body>) -> Answer {
-        common::call(app(self.state.clone()), request).await
+    /// The same server with other rates (its router rebuilt on the new state).
+    pub fn with_rates(mut self, rates: Rates) -> Self {
+        self.state = self.state.clone().with_rates(rates);
+        self.router = app(self.state.clone());
+        self
     }
 
+    pub async fn call(&self, request: Request<Body>) -> Answer {
+        common::call(self.router.clone(), request).await
+    }
+
+    /// `method uri` with a JSON body, as `token` (none: no Authorization header).
     pub async fn api(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Answer {
         self.call(common::json_request(method, uri, token, body))
             .await
     }
 
+    /// [`Server::api`] as `token`, which must answer 2xx: its JSON.
     pub async fn ok(&self, method: &str, uri: &str, token: &str, body: Value) -> Value {
-        let answer = self.api(method, uri, Some(token), body).await;
+        self.ok_as(method, uri, Some(token), body).await
+    }
+
+    /// [`Server::ok`] with a token or none.
+    pub async fn ok_as(&self, method: &str, uri: &str, token: Option<&str>, body: Value) -> Value {
+        let answer = self.api(method, uri, token, body).await;
         answer.ok(&format!("{method} {uri}"))
     }
 
@@ -95,10 +120,17 @@ impl Server {
         self.call(request.body(Body::from(body)).unwrap()).await
     }
 
+    /// Makes lab `name` as the instructor: its learner token.
     pub async fn create_lab(&self, name: &str) -> String {
+        self.create_lab_as(name, Some(INSTRUCTOR)).await
+    }
+
+    /// Makes lab `name` as `token` (none where the server asks for no tokens): its learner token.
+    pub async fn create_lab_as(&self, name: &str, token: Option<&str>) -> String {
         let made = self
-            .ok("POST", "/api/labs", INSTRUCTOR, json!({"name": name}))
+            .ok_as("POST", "/api/labs", token, json!({"name": name}))
             .await;
+        assert_eq!(made["lab"], name);
         made["token"].as_str().unwrap().to_string()
     }
 

@@ -2,9 +2,8 @@
 //! holds its connection for as long as the page is open, so without a share one client could
 //! hold every connection the server accepts and leave the rest of the lab without a dashboard.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use app::api::{Access, ApiError};
 use axum::extract::State;
@@ -14,6 +13,7 @@ use futures::Stream;
 
 use super::AppState;
 use super::api::{Failure, Params, open};
+use crate::limit::{self, Share};
 
 /// Live streams at once for a client that proved who it is (a verified token or a session):
 /// a person with many tabs open.
@@ -23,44 +23,16 @@ pub const PER_CLIENT: usize = 16;
 pub const PER_ADDRESS: usize = 64;
 
 /// The live streams open, by client.
-#[derive(Default)]
-pub struct Shares(Mutex<HashMap<Vec<u8>, usize>>);
+pub type Shares = limit::Shares<Vec<u8>>;
 
-/// One open stream's place in its client's share, given back when the stream ends.
-struct Held {
-    shares: Arc<Shares>,
-    client: Vec<u8>,
-}
-
-impl Shares {
-    /// A place for one more stream of `client`, if it holds fewer than `most`.
-    fn take(self: &Arc<Self>, client: Vec<u8>, most: usize) -> Result<Held, ApiError> {
-        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let held = open.entry(client.clone()).or_default();
-        if *held >= most {
-            return Err(ApiError::TooMany(format!(
-                "too many live streams: at most {most} at once for one client; close a tab of \
-                 the dashboard and reload this one"
-            )));
-        }
-        *held += 1;
-        Ok(Held {
-            shares: self.clone(),
-            client,
-        })
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut open = self.shares.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(held) = open.get_mut(&self.client) {
-            *held -= 1;
-            if *held == 0 {
-                open.remove(&self.client);
-            }
-        }
-    }
+/// A place for one more live stream of `client`, if it holds fewer than `most`.
+fn take(shares: &Arc<Shares>, client: Vec<u8>, most: usize) -> Result<Share<Vec<u8>>, ApiError> {
+    shares.take(client, most).ok_or_else(|| {
+        ApiError::TooMany(format!(
+            "too many live streams: at most {most} at once for one client; close a tab of the \
+             dashboard and reload this one"
+        ))
+    })
 }
 
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
@@ -77,10 +49,10 @@ pub async fn live(
         .await?
         .subscribe();
     let held = match state.labs.auth.known_client(&headers) {
-        Some(client) => state.live.take(client, PER_CLIENT),
+        Some(client) => take(&state.live, client, PER_CLIENT),
         None => {
             let address = super::guard::address(&extensions);
-            state.live.take(address.into_bytes(), PER_ADDRESS)
+            take(&state.live, address.into_bytes(), PER_ADDRESS)
         }
     }?;
     let listener = Listener {
@@ -103,7 +75,7 @@ struct Listener {
     headers: HeaderMap,
     params: Params,
     receiver: tokio::sync::broadcast::Receiver<String>,
-    _held: Held,
+    _held: Share<Vec<u8>>,
 }
 
 impl Listener {

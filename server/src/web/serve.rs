@@ -1,9 +1,10 @@
 //! Serving the dashboard on a socket: hyper's connections with a header-read timeout (a client
 //! that connects and sends half a request, or idles between requests, is closed), a bound on
-//! open connections (so they cannot use up the process's files), and a graceful stop.
+//! open connections (so they cannot use up the process's files), a share of them per address (so
+//! one machine cannot hold them all), and a graceful stop.
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,11 +14,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
 use super::{AppState, app};
+use crate::limit::Shares;
 
 /// How long clients may hold a connection without using it, and how many may be open.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +31,10 @@ pub struct Timeouts {
     /// Connections open at once; more wait in the listen queue until one closes. `None`: half
     /// the process's open-file limit, raised to its hard limit when serving starts.
     pub max_connections: Option<usize>,
+    /// Connections one address may hold at once; one more is answered 429 and closed. `None`:
+    /// a quarter of `max_connections`, so it takes four machines to fill the server, while a
+    /// classroom behind one address (a hundred browsers, six connections each) fits.
+    pub per_address: Option<usize>,
     /// How long a stop waits for open requests before closing their connections.
     pub shutdown_grace: Duration,
 }
@@ -37,6 +44,7 @@ impl Default for Timeouts {
         Self {
             header_read: Duration::from_secs(10),
             max_connections: None,
+            per_address: None,
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -105,6 +113,8 @@ pub async fn serve_with(
         .max_connections
         .unwrap_or_else(connections_within_file_limit);
     let slots = Arc::new(Semaphore::new(connections.max(1)));
+    let per_address = timeouts.per_address.unwrap_or(connections / 4).max(1);
+    let addresses = Arc::new(Shares::<IpAddr>::default());
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -124,6 +134,10 @@ pub async fn serve_with(
             },
             () = &mut shutdown => break,
         };
+        let Some(share) = addresses.take(address.ip(), per_address) else {
+            tokio::spawn(refuse(stream, address, per_address));
+            continue;
+        };
         let service = router
             .clone()
             .map_request(move |request: hyper::Request<Incoming>| {
@@ -141,7 +155,7 @@ pub async fn serve_with(
             if let Err(e) = connection.await {
                 tracing::debug!("connection from {address}: {e}");
             }
-            drop(slot);
+            drop((slot, share));
         });
     }
     drop(listener);
@@ -157,6 +171,32 @@ pub async fn serve_with(
     }
     labs.finish().await;
     Ok(())
+}
+
+/// Answers a connection past its address's share with 429 and closes it, without reading its
+/// request: a browser shows the words, and the connection's slot is free at once.
+async fn refuse(mut stream: tokio::net::TcpStream, address: SocketAddr, most: usize) {
+    let words = format!(
+        "too many connections from {}: at most {most} at once from one address\n",
+        address.ip()
+    );
+    let answer = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain; charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{words}",
+        words.len()
+    );
+    tracing::debug!("connection from {address} refused: {most} open from its address");
+    let answered = async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        // The request read and dropped: a socket closed with unread bytes resets the connection,
+        // and the client may lose the answer with it.
+        let mut request = [0; 2048];
+        stream.read(&mut request).await
+    };
+    // Bounded, so a flood of refused connections holds few files: a client that neither sends
+    // nor reads in that time only loses its answer.
+    let _ = tokio::time::timeout(Duration::from_millis(200), answered).await;
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
