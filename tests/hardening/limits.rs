@@ -194,12 +194,7 @@ async fn half_sent_requests_are_closed_by_timeout() {
     }));
     let mut idle = vec![];
     for _ in 0..50 {
-        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-        stream
-            .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            .await
-            .unwrap();
-        idle.push(stream);
+        idle.push(half_sent(address).await);
     }
     for mut stream in idle {
         let mut buffer = [0u8; 1024];
@@ -208,16 +203,20 @@ async fn half_sent_requests_are_closed_by_timeout() {
             .expect("a half-sent request's connection is still open after 20 s");
         assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
     }
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream
-        .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.unwrap();
+    let answer = freshness_from(address, [127, 0, 0, 1]).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     stop.send(()).unwrap();
     serving.await.unwrap().unwrap();
+}
+
+/// A connection that sent half of a request's headers, and waits.
+async fn half_sent(server: SocketAddr) -> tokio::net::TcpStream {
+    let mut stream = tokio::net::TcpStream::connect(server).await.unwrap();
+    stream
+        .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    stream
 }
 
 /// A connection from `from` that asks for the freshness and reads the whole answer.
@@ -258,12 +257,7 @@ async fn one_address_holds_at_most_its_share_of_connections() {
     // Four connections from 127.0.0.1 held open, each half-way through its request's headers.
     let mut held = vec![];
     for _ in 0..4 {
-        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-        stream
-            .write_all(b"GET /api/freshness HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            .await
-            .unwrap();
-        held.push(stream);
+        held.push(half_sent(address).await);
     }
     let refused = freshness_from(address, [127, 0, 0, 1]).await;
     assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
