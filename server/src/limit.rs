@@ -65,35 +65,6 @@ impl Limit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_bucket_allows_its_burst_then_refuses_until_it_refills() {
-        let limit = Limit::new(Rate {
-            burst: 3,
-            per_second: 1.0,
-        });
-        for _ in 0..3 {
-            assert!(limit.take(&[b"ann"]).is_ok());
-        }
-        let wait = limit.take(&[b"ann"]).unwrap_err();
-        assert!(
-            wait > Duration::from_millis(900) && wait <= Duration::from_secs(1),
-            "{wait:?}"
-        );
-        assert!(
-            limit.take(&[b"bob"]).is_ok(),
-            "another key has its own bucket"
-        );
-        assert!(
-            limit.take(&[b"an", b"n"]).is_ok(),
-            "keys are told apart by their parts, not their concatenation"
-        );
-    }
-}
-
 /// Places held at once, by key: live streams by client, connections by address. A place is
 /// given back when its [`Share`] drops, and a key holding none takes no room.
 pub struct Shares<K: Eq + Hash + Clone>(Mutex<HashMap<K, usize>>);
@@ -135,5 +106,34 @@ impl<K: Eq + Hash + Clone> Drop for Share<K> {
                 held.remove(&self.key);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_allows_its_burst_then_refuses_until_it_refills() {
+        let limit = Limit::new(Rate {
+            burst: 3,
+            per_second: 1.0,
+        });
+        for _ in 0..3 {
+            assert!(limit.take(&[b"ann"]).is_ok());
+        }
+        let wait = limit.take(&[b"ann"]).unwrap_err();
+        assert!(
+            wait > Duration::from_millis(900) && wait <= Duration::from_secs(1),
+            "{wait:?}"
+        );
+        assert!(
+            limit.take(&[b"bob"]).is_ok(),
+            "another key has its own bucket"
+        );
+        assert!(
+            limit.take(&[b"an", b"n"]).is_ok(),
+            "keys are told apart by their parts, not their concatenation"
+        );
     }
 }

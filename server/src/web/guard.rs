@@ -3,7 +3,7 @@
 //! every write is rate limited per client, sends also per lab, sign-ins and unverified tokens per
 //! address; and a server function's refusal answers with its status (400, 401, 403, 404, 429).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use app::api::ApiError;
@@ -147,12 +147,26 @@ pub async fn limit_body(request: Request, next: Next) -> Response {
         .await
 }
 
-/// The address a request came from, as the accept loop marked it.
+/// The address a request came from, as the accept loop marked it, as one client of the
+/// per-address limits ([`client_address`]).
 pub fn address(extensions: &http::Extensions) -> String {
     extensions
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(a)| a.ip().to_string())
+        .map(|ConnectInfo(a)| client_address(a.ip()).to_string())
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The address that stands for one client in the per-address limits: an IPv4 address as it is
+/// (also when it comes IPv4-mapped), an IPv6 address as its /64 network. One machine is commonly
+/// handed a whole /64, and could otherwise take a new address for each request.
+pub fn client_address(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !(u128::from(u64::MAX)))),
+        },
+    }
 }
 
 /// Holds a request with a token this server has not verified to the address's rate of guesses
@@ -306,6 +320,19 @@ pub async fn refuse_cross_site(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ipv6_client_counts_as_its_64_and_a_mapped_ipv4_as_itself() {
+        let client = |s: &str| client_address(s.parse().unwrap()).to_string();
+        assert_eq!(client("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::");
+        assert_eq!(
+            client("2001:db8:1:2:bbbb::7"),
+            client("2001:db8:1:2:aaaa::1")
+        );
+        assert_ne!(client("2001:db8:1:3::1"), client("2001:db8:1:2::1"));
+        assert_eq!(client("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(client("192.0.2.7"), "192.0.2.7");
+    }
 
     #[test]
     fn a_lab_is_limited_as_one_however_its_path_is_spelled() {

@@ -31,9 +31,10 @@ pub struct Timeouts {
     /// Connections open at once; more wait in the listen queue until one closes. `None`: half
     /// the process's open-file limit, raised to its hard limit when serving starts.
     pub max_connections: Option<usize>,
-    /// Connections one address may hold at once; one more is answered 429 and closed. `None`:
-    /// a quarter of `max_connections`, so it takes four machines to fill the server, while a
-    /// classroom behind one address (a hundred browsers, six connections each) fits.
+    /// Connections one address (an IPv6 one with its /64) may hold at once; one more is answered
+    /// 429 and closed. `None`: a quarter of `max_connections`, so it takes four machines to fill
+    /// the server, while a classroom behind one address (a hundred browsers, six connections
+    /// each) fits.
     pub per_address: Option<usize>,
     /// How long a stop waits for open requests before closing their connections.
     pub shutdown_grace: Duration,
@@ -134,7 +135,8 @@ pub async fn serve_with(
             },
             () = &mut shutdown => break,
         };
-        let Some(share) = addresses.take(address.ip(), per_address) else {
+        let client = super::guard::client_address(address.ip());
+        let Some(share) = addresses.take(client, per_address) else {
             tokio::spawn(refuse(stream, address, per_address));
             continue;
         };
@@ -177,7 +179,8 @@ pub async fn serve_with(
 /// request: a browser shows the words, and the connection's slot is free at once.
 async fn refuse(mut stream: tokio::net::TcpStream, address: SocketAddr, most: usize) {
     let words = format!(
-        "too many connections from {}: at most {most} at once from one address\n",
+        "too many connections from {}: at most {most} at once from one address (an IPv6 \
+         address counts with its /64)\n",
         address.ip()
     );
     let answer = format!(
