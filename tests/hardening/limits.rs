@@ -186,12 +186,8 @@ async fn tokens_minted_at_once_all_succeed_and_minting_is_throttled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_are_closed_by_timeout() {
     let server = Server::with("halfopen", false, 2).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(reckon::web::serve(listener, server.state.clone(), async {
-        let _ = stopped.await;
-    }));
+    let socket = Socket::serve(&server, Timeouts::default()).await;
+    let address = socket.address;
     let mut idle = vec![];
     for _ in 0..50 {
         idle.push(half_sent(address).await);
@@ -205,8 +201,38 @@ async fn half_sent_requests_are_closed_by_timeout() {
     }
     let answer = freshness_from(address, [127, 0, 0, 1]).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    stop.send(()).unwrap();
-    serving.await.unwrap().unwrap();
+    socket.stop().await;
+}
+
+/// The server serving on a socket of its own, as `reckon serve` does, until [`Socket::stop`].
+struct Socket {
+    address: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Socket {
+    async fn serve(server: &Server, timeouts: Timeouts) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let stopping = async {
+            let _ = stopped.await;
+        };
+        let state = server.state.clone();
+        let serving = tokio::spawn(reckon::web::serve_with(listener, state, stopping, timeouts));
+        Self {
+            address,
+            stop,
+            serving,
+        }
+    }
+
+    /// Stops serving, and waits for the server to finish.
+    async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.serving.await.unwrap().unwrap();
+    }
 }
 
 /// A connection that sent half of a request's headers, and waits.
@@ -220,7 +246,7 @@ async fn half_sent(server: SocketAddr) -> tokio::net::TcpStream {
 }
 
 /// A connection from `from` that asks for the freshness and reads the whole answer.
-async fn freshness_from(server: std::net::SocketAddr, from: [u8; 4]) -> String {
+async fn freshness_from(server: SocketAddr, from: [u8; 4]) -> String {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind(SocketAddr::from((from, 0))).unwrap();
     let mut stream = socket.connect(server).await.unwrap();
@@ -237,23 +263,13 @@ async fn freshness_from(server: std::net::SocketAddr, from: [u8; 4]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_holds_at_most_its_share_of_connections() {
     let server = Server::with("addrshare", false, 2).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let timeouts = reckon::web::Timeouts {
+    let timeouts = Timeouts {
         max_connections: Some(64),
         per_address: Some(4),
         ..Default::default()
     };
-    let stopping = async {
-        let _ = stopped.await;
-    };
-    let serving = tokio::spawn(reckon::web::serve_with(
-        listener,
-        server.state.clone(),
-        stopping,
-        timeouts,
-    ));
+    let socket = Socket::serve(&server, timeouts).await;
+    let address = socket.address;
     // Four connections from 127.0.0.1 held open, each half-way through its request's headers.
     let mut held = vec![];
     for _ in 0..4 {
@@ -279,9 +295,8 @@ async fn one_address_holds_at_most_its_share_of_connections() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    stop.send(()).unwrap();
     drop(held);
-    serving.await.unwrap().unwrap();
+    socket.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

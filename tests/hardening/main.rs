@@ -19,13 +19,12 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
-
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use reckon::engine::event::OrderEvent;
 use reckon::limit::Rate;
-use reckon::web::Rates;
+use reckon::web::{Rates, Timeouts};
 use serde_json::{Value, json};
 use server::{INSTRUCTOR, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -175,8 +175,9 @@ pub async fn serve_with(
     Ok(())
 }
 
-/// Answers a connection past its address's share with 429 and closes it, without reading its
-/// request: a browser shows the words, and the connection's slot is free at once.
+/// Answers a connection past its address's share with 429 before its request is read, then
+/// closes it (the request, if it came, read and dropped): a browser shows the words, and the
+/// connection never takes a slot.
 async fn refuse(mut stream: tokio::net::TcpStream, address: SocketAddr, most: usize) {
     let words = format!(
         "too many connections from {}: at most {most} at once from one address (an IPv6 \
