@@ -230,3 +230,152 @@ async fn compacted_tables_are_checked_without_counting_them_again() {
         .count();
     assert!(files <= 3, "bronze holds {files} files after 9 runs");
 }
+
+/// The data files in a table's folder (not its log or change feed), by path from the folder.
+fn files_on_disk(table: &Path) -> std::collections::BTreeSet<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut std::collections::BTreeSet<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('_') {
+                    walk(&path, root, out);
+                }
+            } else if name.ends_with(".parquet") {
+                out.insert(
+                    path.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(table, table, &mut out);
+    out
+}
+
+/// The data files a table's current version holds, by name (the course's tables have no
+/// partitions: their files lie in the table's folder).
+async fn files_held(lab: &reckon::Lab, name: reckon::engine::tables::TableName) -> Vec<String> {
+    let table = lab.tables.open(name).await.unwrap().unwrap();
+    let uris = table.get_file_uris().unwrap();
+    let mut files: Vec<String> = uris
+        .map(|uri| uri.rsplit('/').next().unwrap().into())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A pipeline run of a lab that keeps files out of use for no time deletes every file `orders`
+/// and `hourly_sales` stopped using (MERGE and compaction leave them), and none of bronze's:
+/// silver, gold and the what-if replay read bronze's change feed. The check, the full recount
+/// and the replay of gold still agree afterwards, on that run and the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vacuum_deletes_what_orders_and_hourly_sales_stopped_using_and_none_of_bronze() {
+    use reckon::engine::tables::TableName::{BronzeOrders, HourlySales, Orders};
+    let test = TestLab::new("vacuum");
+    let mut rng = Rng(0x7AC);
+    let (mut batches, mut orders) = (serde_json::Map::new(), vec![]);
+    for b in 1..=7 {
+        // New orders and changes to earlier ones: MERGE rewrites the files holding those.
+        let mut batch = vec![];
+        for k in 0..6 {
+            let order = match orders.is_empty() || rng.percent(50) {
+                true => 3000 + 10 * b + k,
+                false => orders[rng.below(orders.len() as u64) as usize],
+            };
+            orders.push(order);
+            batch.push(event_of(&mut rng, order));
+        }
+        batches.insert(b.to_string(), Value::Array(batch));
+    }
+    let sends: Vec<String> = (1..=7).map(|b| b.to_string()).collect();
+    let file = test.data().join("seven.json");
+    let scenario = json!({"name": "seven", "batches": batches, "sends": sends});
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let send = |b: usize| {
+        let batch = b.to_string();
+        let args = [
+            "produce",
+            "--scenario",
+            file.to_str().unwrap(),
+            "--batch",
+            &batch,
+        ];
+        tokio::task::block_in_place(|| test.ok(&args));
+    };
+    let mut config = test.config();
+    config.compact_after = 2;
+    config.vacuum_after = None;
+    let keeping = reckon::Lab::new(config.clone());
+    for b in 1..=5 {
+        send(b);
+        keeping.pipeline(true).await.unwrap();
+    }
+    let tables = test.data().join("tables");
+    let silver_held = files_held(&keeping, Orders).await;
+    let silver_before = files_on_disk(&tables.join("orders"));
+    assert!(
+        silver_before.len() > silver_held.len(),
+        "without a vacuum, orders keeps the files MERGE replaced: {} on disk, {} held",
+        silver_before.len(),
+        silver_held.len()
+    );
+    let bronze_before = files_on_disk(&tables.join("bronze_orders"));
+    assert!(compactions(&tables.join("bronze_orders")) >= 1);
+
+    config.vacuum_after = Some(std::time::Duration::ZERO);
+    let vacuuming = reckon::Lab::new(config);
+    send(6);
+    let (_, report) = vacuuming.pipeline(true).await.unwrap();
+    for name in [Orders, HourlySales] {
+        let on_disk: Vec<String> = files_on_disk(&tables.join(name.as_str()))
+            .into_iter()
+            .collect();
+        assert_eq!(
+            on_disk,
+            files_held(&vacuuming, name).await,
+            "{name}'s folder after the vacuum"
+        );
+    }
+    let bronze_after = files_on_disk(&tables.join("bronze_orders"));
+    assert!(
+        bronze_after.is_superset(&bronze_before),
+        "bronze keeps every file: {:?} went",
+        bronze_before.difference(&bronze_after).collect::<Vec<_>>()
+    );
+    assert!(bronze_after.len() > files_held(&vacuuming, BronzeOrders).await.len());
+    let full = vacuuming.check_full().await.unwrap();
+    assert_eq!(
+        report.to_string(),
+        full.to_string(),
+        "after the vacuum's run"
+    );
+
+    // The next run reads on from the vacuumed tables; the replay reads bronze from version 0.
+    send(7);
+    let (_, report) = vacuuming.pipeline(true).await.unwrap();
+    let full = vacuuming.check_full().await.unwrap();
+    assert_eq!(
+        report.to_string(),
+        full.to_string(),
+        "after the run after it"
+    );
+    assert!(!report.to_string().contains("PROBLEM"), "{report}");
+    // An earlier version of `orders` whose files went cannot be shown, and the page says why.
+    let gone = reckon::service::pages::tables::page(&vacuuming, "orders", Some(2)).await;
+    let words = gone.unwrap_err().to_string();
+    assert!(
+        words.contains("orders version 2 can no longer be read"),
+        "{words}"
+    );
+    assert!(words.contains("deleted by the vacuum"), "{words}");
+    let now = reckon::service::pages::tables::page(&vacuuming, "orders", None).await;
+    assert!(now.unwrap().total_rows > 0);
+    let whatif = tokio::task::block_in_place(|| test.ok(&["whatif", "--delay", "2h", "--json"]));
+    let whatif: Value = serde_json::from_str(&whatif).unwrap();
+    assert_eq!(whatif["matches_table"], true, "{whatif}");
+    assert_eq!(whatif["runs"].as_array().unwrap().len(), 7);
+}

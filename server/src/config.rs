@@ -32,6 +32,9 @@ pub struct Config {
     /// A table is compacted after a check once a pack of more than this many of its small files
     /// can be made (0: never); see `engine::tables::compact`.
     pub compact_after: usize,
+    /// After a pipeline run, the files `orders` and `hourly_sales` stopped using longer ago than
+    /// this are deleted (`None`: never); see `engine::tables::vacuum`.
+    pub vacuum_after: Option<Duration>,
     /// Where to abort the process on purpose: crash tests only.
     pub crash_at: Option<CrashPoint>,
 }
@@ -39,6 +42,10 @@ pub struct Config {
 /// Small files a pack must take before a check's compaction makes it: a run adds one or two a
 /// table, so a table is compacted about every eight runs.
 pub const COMPACT_AFTER: usize = 8;
+
+/// Hours a file out of use is kept before a vacuum deletes it: Delta's own default (a week), so
+/// earlier versions stay readable as long as in Spark's Delta.
+pub const VACUUM_AFTER_HOURS: u64 = 168;
 
 /// How to run the machine's local Apache Kafka.
 #[derive(Debug, Clone)]
@@ -76,6 +83,7 @@ impl Config {
                 java: PathBuf::from("java"),
             },
             compact_after: COMPACT_AFTER,
+            vacuum_after: Some(Duration::from_secs(VACUUM_AFTER_HOURS * 3600)),
             crash_at: None,
         }
     }

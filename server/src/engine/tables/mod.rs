@@ -23,6 +23,7 @@ mod cutter;
 mod kept;
 mod named;
 mod txns;
+pub mod vacuum;
 mod writes;
 
 pub use writes::{

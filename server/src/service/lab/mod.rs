@@ -22,6 +22,7 @@ use crate::store::{History, HistoryError};
 mod lock;
 mod pipeline;
 pub mod project;
+mod tidy;
 pub mod workspace;
 
 pub use lock::LabLock;
@@ -85,6 +86,8 @@ pub struct Lab {
     shared: Arc<SharedClients>,
     /// Set on the server's labs: pipelines read files only from the lab's landing/ folder.
     landing_only: bool,
+    /// When this lab's tables were last vacuumed (`tidy.rs`): never by this process, `None`.
+    vacuumed_at: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl Lab {
@@ -99,6 +102,7 @@ impl Lab {
             retired: Default::default(),
             shared: Default::default(),
             landing_only: false,
+            vacuumed_at: Default::default(),
         }
     }
 

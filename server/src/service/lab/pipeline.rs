@@ -11,7 +11,7 @@ use crate::engine::flow::Runner;
 use crate::engine::flows::bronze::Bronze;
 use crate::engine::flows::gold::Gold;
 use crate::engine::flows::silver::Silver;
-use crate::engine::tables::{TableName, compact};
+use crate::engine::tables::TableName;
 use crate::kafka::Kafka;
 
 impl Streams {
@@ -111,7 +111,14 @@ impl Lab {
         let mut runner = Runner::new(self.flows());
         let result = run_flows(&mut runner, kafka, streams, dedup, check).await;
         match &result {
-            Ok(Some(_)) => self.compact().await,
+            Ok(Some(_)) => {
+                self.compact().await;
+                // Every stream has read all there was, and the check has counted it: no file
+                // out of use is still owed to a reader.
+                if streams == Some(Streams::All) {
+                    self.vacuum().await;
+                }
+            }
             Ok(None) => {}
             Err(_) => runner.skip_rest(&plan(streams, check)),
         }
@@ -123,26 +130,6 @@ impl Lab {
         self.finish_record(id, &events, findings, result.as_ref().err())
             .await;
         result.map(|report| (events, report))
-    }
-
-    /// After a check, which has counted every file of the tables, their small files are
-    /// compacted (`tables::compact`). A failure leaves a table as it was (a Delta commit is
-    /// whole or absent) and is logged: the run's data is committed already.
-    async fn compact(&self) {
-        for name in TableName::ALL {
-            let started = std::time::Instant::now();
-            let ms = || started.elapsed().as_secs_f64() * 1e3;
-            match compact::compact(&self.tables, name, self.config.compact_after).await {
-                Ok(Some(done)) => tracing::debug!(
-                    ms = ms(),
-                    "compacted {name}: {} files ({} bytes) into one",
-                    done.files,
-                    done.bytes
-                ),
-                Ok(None) => tracing::debug!(ms = ms(), "{name} has no pack to compact"),
-                Err(e) => tracing::warn!("could not compact {name}'s small files: {e}"),
-            }
-        }
     }
 
     pub(super) async fn start_record(&self) -> Option<i64> {

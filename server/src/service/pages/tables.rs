@@ -114,6 +114,9 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
             .load_version(v as u64)
             .await
             .map_err(|e| ApiError::Failed(format!("{name} at version {v}: {e}")))?;
+        if let Some(file) = first_missing(&table) {
+            return Err(ApiError::field("version", vacuumed(lab, name, v, &file)));
+        }
     }
     view.version = Some(tables::version(&table));
     view.total_rows = render::count_rows(&table, name).await.map_err(failed)? as usize;
@@ -142,4 +145,27 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
         })
         .collect();
     Ok(view)
+}
+
+/// The first file `table`'s loaded version holds that is no longer on disk, by name.
+fn first_missing(table: &deltalake::DeltaTable) -> Option<String> {
+    let uris = table.get_file_uris().ok()?.collect::<Vec<_>>();
+    uris.into_iter()
+        .find(|uri| {
+            let path = uri.strip_prefix("file://").unwrap_or(uri);
+            !std::path::Path::new(path).exists()
+        })
+        .map(|uri| uri.rsplit('/').next().unwrap_or(&uri).to_string())
+}
+
+/// Why version `v` of `name` cannot be shown: the vacuum deleted a file it held.
+fn vacuumed(lab: &Lab, name: &str, v: i64, file: &str) -> String {
+    let kept = match lab.config.vacuum_after {
+        Some(keep) => format!("{} hours", keep.as_secs() / 3600),
+        None => "as long as the lab is set to".into(),
+    };
+    format!(
+        "{name} version {v} can no longer be read: its file {file} was deleted by the vacuum, \
+         which keeps a file a later version stopped using for {kept} (`--vacuum-after`)"
+    )
 }
