@@ -32,7 +32,7 @@ pub struct Config {
     /// A table is compacted after a check once a pack of more than this many of its small files
     /// can be made (0: never); see `engine::tables::compact`.
     pub compact_after: usize,
-    /// After a pipeline run, the files `orders` and `hourly_sales` stopped using longer ago than
+    /// After a check, the files `orders` and `hourly_sales` stopped using longer ago than
     /// this are deleted (`None`: never); see `engine::tables::vacuum`.
     pub vacuum_after: Option<Duration>,
     /// Where to abort the process on purpose: crash tests only.

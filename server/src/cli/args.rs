@@ -44,7 +44,7 @@ pub struct Cli {
     /// into one (0: never). Few files keep a run's cost to what it adds rather than the lab's age.
     #[arg(long, global = true, env = "RECKON_COMPACT_AFTER", default_value_t = crate::config::COMPACT_AFTER)]
     pub compact_after: usize,
-    /// After a pipeline run, delete the files `orders` and `hourly_sales` stopped using (MERGE
+    /// After a check, delete the files `orders` and `hourly_sales` stopped using (MERGE
     /// rewrites them) more than HOURS ago; their earlier versions stay readable that long (0:
     /// never delete).
     #[arg(long, global = true, env = "RECKON_VACUUM_AFTER", value_name = "HOURS", default_value_t = crate::config::VACUUM_AFTER_HOURS)]

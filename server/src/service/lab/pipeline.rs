@@ -113,11 +113,7 @@ impl Lab {
         match &result {
             Ok(Some(_)) => {
                 self.compact().await;
-                // Every stream has read all there was, and the check has counted it: no file
-                // out of use is still owed to a reader.
-                if streams == Some(Streams::All) {
-                    self.vacuum().await;
-                }
+                self.vacuum().await;
             }
             Ok(None) => {}
             Err(_) => runner.skip_rest(&plan(streams, check)),

@@ -1,4 +1,4 @@
-//! What a lab's pipeline run does after its check: small files packed into one
+//! What a lab's run does after its check: small files packed into one
 //! (`tables::compact`), and now and then the files out of use deleted (`tables::vacuum`).
 //! Neither changes what the tables hold. A failure leaves a table as it was (a Delta commit is
 //! whole or absent) and is logged: the run's data is committed already.
@@ -31,9 +31,10 @@ impl Lab {
         }
     }
 
-    /// After a pipeline run (every stream, then the check), at most once in [`VACUUM_EVERY`]
-    /// for this lab: the files of `orders` and `hourly_sales` out of use for longer than the
-    /// lab's `vacuum_after` are deleted. Never when that is `None`.
+    /// After a check, at most once in [`VACUUM_EVERY`] for this lab: the files of `orders` and
+    /// `hourly_sales` out of use for longer than the lab's `vacuum_after` are deleted. Never
+    /// when that is `None`. The check has just counted both tables as they are, and no stream
+    /// reads their history (silver and gold read bronze's), so no reader is owed a file gone.
     pub(super) async fn vacuum(&self) {
         let Some(keep) = self.config.vacuum_after else {
             return;
