@@ -65,6 +65,51 @@ fn compactions(table: &Path) -> usize {
         .count()
 }
 
+/// A scenario of `batches` batches written to the lab's folder, and each batch's size (drawn by
+/// `size` as the batch starts): order `first + 10 * batch + k` for the k-th event when it is new
+/// (`new_percent` of them, and the first), otherwise another event of an order sent before.
+fn changing_orders(
+    test: &TestLab,
+    rng: &mut Rng,
+    batches: i64,
+    size: impl Fn(&mut Rng) -> u64,
+    new_percent: u64,
+    first: i64,
+) -> (std::path::PathBuf, Vec<u64>) {
+    let (mut out, mut sizes, mut orders) = (serde_json::Map::new(), vec![], vec![]);
+    for b in 1..=batches {
+        let mut batch = vec![];
+        for k in 0..size(rng) as i64 {
+            let order = match orders.is_empty() || rng.percent(new_percent) {
+                true => first + 10 * b + k,
+                false => orders[rng.below(orders.len() as u64) as usize],
+            };
+            orders.push(order);
+            batch.push(event_of(rng, order));
+        }
+        sizes.push(batch.len() as u64);
+        out.insert(b.to_string(), Value::Array(batch));
+    }
+    let sends: Vec<String> = (1..=batches).map(|b| b.to_string()).collect();
+    let file = test.data().join("changing.json");
+    let scenario = json!({"name": "changing", "batches": out, "sends": sends});
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    (file, sizes)
+}
+
+/// Sends batch `batch` of the scenario in `file` with `reckon produce`.
+fn send(test: &TestLab, file: &Path, batch: usize) {
+    let batch = batch.to_string();
+    let args = [
+        "produce",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--batch",
+        &batch,
+    ];
+    tokio::task::block_in_place(|| test.ok(&args));
+}
+
 /// The findings of `reckon check [--full] --json` (with `extra` options), and the events it
 /// counted.
 fn findings(lab: &TestLab, full: bool, extra: &[&str]) -> Value {
@@ -171,41 +216,15 @@ fn the_incremental_check_always_agrees_with_the_full_recount() {
 async fn compacted_tables_are_checked_without_counting_them_again() {
     let test = TestLab::new("compacted");
     let mut rng = Rng(0x5EED);
-    let mut batches = serde_json::Map::new();
-    let mut sizes = vec![];
-    let mut orders = vec![];
-    for b in 1..=9 {
-        // Mostly new orders, so that `orders` gains a file a run, and some earlier ones, so that
-        // MERGE rewrites files a compaction made.
-        let mut batch = vec![];
-        for k in 0..3 + rng.below(6) as i64 {
-            let order = match orders.is_empty() || rng.percent(70) {
-                true => 2000 + 10 * b + k,
-                false => orders[rng.below(orders.len() as u64) as usize],
-            };
-            orders.push(order);
-            batch.push(event_of(&mut rng, order));
-        }
-        sizes.push(batch.len() as u64);
-        batches.insert(b.to_string(), Value::Array(batch));
-    }
-    let sends: Vec<String> = (1..=9).map(|b| b.to_string()).collect();
-    let file = test.data().join("nine.json");
-    let scenario = json!({"name": "nine", "batches": batches, "sends": sends});
-    std::fs::write(&file, scenario.to_string()).unwrap();
+    // Mostly new orders, so that `orders` gains a file a run, and some earlier ones, so that
+    // MERGE rewrites files a compaction made.
+    let (file, sizes) = changing_orders(&test, &mut rng, 9, |rng| 3 + rng.below(6), 70, 2000);
     let mut config = test.config();
     config.compact_after = 2;
     let lab = reckon::Lab::new(config);
     for (i, sent) in sizes.iter().enumerate() {
-        let batch = (i + 1).to_string();
-        let args = [
-            "produce",
-            "--scenario",
-            file.to_str().unwrap(),
-            "--batch",
-            &batch,
-        ];
-        tokio::task::block_in_place(|| test.ok(&args));
+        let batch = i + 1;
+        send(&test, &file, batch);
         let (events, report) = lab.pipeline(true).await.unwrap();
         let check = events.iter().find(|e| e.flow == "check").unwrap();
         assert_eq!(
@@ -277,35 +296,9 @@ async fn a_vacuum_deletes_what_orders_and_hourly_sales_stopped_using_and_none_of
     use reckon::engine::tables::TableName::{BronzeOrders, HourlySales, Orders};
     let test = TestLab::new("vacuum");
     let mut rng = Rng(0x7AC);
-    let (mut batches, mut orders) = (serde_json::Map::new(), vec![]);
-    for b in 1..=7 {
-        // New orders and changes to earlier ones: MERGE rewrites the files holding those.
-        let mut batch = vec![];
-        for k in 0..6 {
-            let order = match orders.is_empty() || rng.percent(50) {
-                true => 3000 + 10 * b + k,
-                false => orders[rng.below(orders.len() as u64) as usize],
-            };
-            orders.push(order);
-            batch.push(event_of(&mut rng, order));
-        }
-        batches.insert(b.to_string(), Value::Array(batch));
-    }
-    let sends: Vec<String> = (1..=7).map(|b| b.to_string()).collect();
-    let file = test.data().join("seven.json");
-    let scenario = json!({"name": "seven", "batches": batches, "sends": sends});
-    std::fs::write(&file, scenario.to_string()).unwrap();
-    let send = |b: usize| {
-        let batch = b.to_string();
-        let args = [
-            "produce",
-            "--scenario",
-            file.to_str().unwrap(),
-            "--batch",
-            &batch,
-        ];
-        tokio::task::block_in_place(|| test.ok(&args));
-    };
+    // New orders and changes to earlier ones: MERGE rewrites the files holding those.
+    let (file, _) = changing_orders(&test, &mut rng, 7, |_| 6, 50, 3000);
+    let send = |b: usize| send(&test, &file, b);
     let mut config = test.config();
     config.compact_after = 2;
     config.vacuum_after = None;

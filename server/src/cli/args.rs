@@ -44,11 +44,11 @@ pub struct Cli {
     /// into one (0: never). Few files keep a run's cost to what it adds rather than the lab's age.
     #[arg(long, global = true, env = "RECKON_COMPACT_AFTER", default_value_t = crate::config::COMPACT_AFTER)]
     pub compact_after: usize,
-    /// After a check, delete the files `orders` and `hourly_sales` stopped using (MERGE
-    /// rewrites them) more than HOURS ago; their earlier versions stay readable that long (0:
-    /// never delete).
-    #[arg(long, global = true, env = "RECKON_VACUUM_AFTER", value_name = "HOURS", default_value_t = crate::config::VACUUM_AFTER_HOURS)]
-    pub vacuum_after: u64,
+    /// After a check, delete the files `orders` and `hourly_sales` stopped using (MERGE rewrites
+    /// them) more than HOURS ago (fractions allowed); their earlier versions stay readable that
+    /// long (0: never delete).
+    #[arg(long, global = true, env = "RECKON_VACUUM_AFTER", value_name = "HOURS", value_parser = hours, default_value_t = crate::config::VACUUM_AFTER_HOURS as f64)]
+    pub vacuum_after: f64,
     /// Seconds a run waits for another run of the same lab.
     #[arg(long, global = true, default_value_t = 60)]
     pub lock_wait: u64,
@@ -182,4 +182,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A number of hours from 0 to a million (over a century: longer means never in practice).
+fn hours(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(h) if (0.0..=1e6).contains(&h) => Ok(h),
+        _ => Err(format!(
+            "expected a number of hours from 0 to 1000000, got {text:?}"
+        )),
+    }
 }

@@ -26,8 +26,8 @@ pub struct Vacuumed {
     pub files: usize,
 }
 
-/// Deletes the files of table `name` out of use for longer than `keep`: `None` when it deletes none. It
-/// commits (delta-rs's `VACUUM START` and `VACUUM END`) only when it deletes something.
+/// Deletes the files of table `name` out of use for longer than `keep` (`None`: there were
+/// none). It commits (delta-rs's `VACUUM START` and `VACUUM END`) only when it deletes some.
 pub async fn vacuum(
     tables: &Tables,
     name: TableName,
