@@ -357,6 +357,16 @@ async fn a_vacuum_deletes_what_orders_and_hourly_sales_stopped_using_and_none_of
         "after the run after it"
     );
     assert!(!report.to_string().contains("PROBLEM"), "{report}");
+    // Within the hour the lab does not vacuum again: what this run's MERGE replaced stays.
+    assert!(test.data().join("state/vacuumed").exists());
+    let (on_disk, held) = (
+        files_on_disk(&tables.join("orders")).len(),
+        files_held(&vacuuming, Orders).await.len(),
+    );
+    assert!(
+        on_disk > held,
+        "orders: {on_disk} files on disk, {held} held"
+    );
     // An earlier version of `orders` whose files went cannot be shown, and the page says why.
     let gone = reckon::service::pages::tables::page(&vacuuming, "orders", Some(2)).await;
     let words = gone.unwrap_err().to_string();

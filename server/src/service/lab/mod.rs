@@ -86,8 +86,6 @@ pub struct Lab {
     shared: Arc<SharedClients>,
     /// Set on the server's labs: pipelines read files only from the lab's landing/ folder.
     landing_only: bool,
-    /// When this lab's tables were last vacuumed (`tidy.rs`): never by this process, `None`.
-    vacuumed_at: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl Lab {
@@ -102,7 +100,6 @@ impl Lab {
             retired: Default::default(),
             shared: Default::default(),
             landing_only: false,
-            vacuumed_at: Default::default(),
         }
     }
 

@@ -8,8 +8,13 @@ use std::time::{Duration, Instant};
 use super::Lab;
 use crate::engine::tables::{TableName, compact, vacuum};
 
-/// A lab's tables are vacuumed at most this often: a vacuum lists each table's folder.
+/// A lab's tables are vacuumed at most this often: a vacuum lists each table's folder, and
+/// one that deletes files adds two commits to the table.
 const VACUUM_EVERY: Duration = Duration::from_secs(3600);
+
+/// The file in a lab's `state/` folder whose time is that of the lab's last vacuum (by any
+/// process: the server's, or a command's).
+const VACUUMED: &str = "vacuumed";
 
 impl Lab {
     /// After a check, which has counted every file of the tables, their small files are
@@ -39,12 +44,20 @@ impl Lab {
         let Some(keep) = self.config.vacuum_after else {
             return;
         };
-        {
-            let mut last = self.vacuumed_at.lock().expect("the lab's last vacuum");
-            if last.is_some_and(|at| at.elapsed() < VACUUM_EVERY) {
-                return;
-            }
-            *last = Some(Instant::now());
+        let marker = self.config.data_dir.join("state").join(VACUUMED);
+        let last = std::fs::metadata(&marker).and_then(|m| m.modified());
+        if last.is_ok_and(|at| at.elapsed().is_ok_and(|since| since < VACUUM_EVERY)) {
+            return;
+        }
+        let now = chrono::Utc::now().to_rfc3339();
+        let noted = std::fs::create_dir_all(marker.parent().expect("state/"))
+            .and_then(|()| std::fs::write(&marker, now));
+        if let Err(e) = noted {
+            tracing::warn!(
+                "not vacuuming: cannot note the time in {}: {e}",
+                marker.display()
+            );
+            return;
         }
         for name in vacuum::VACUUMED {
             let started = Instant::now();
