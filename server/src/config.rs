@@ -44,8 +44,36 @@ pub struct Config {
 pub const COMPACT_AFTER: usize = 8;
 
 /// Hours a file out of use is kept before a vacuum deletes it: Delta's own default (a week), so
-/// earlier versions stay readable as long as in Spark's Delta.
-pub const VACUUM_AFTER_HOURS: u64 = 168;
+/// earlier versions stay readable as long as in Spark's Delta. It is also the most: a table's
+/// checkpoints keep the record of a replaced file for a week (its
+/// `delta.deletedFileRetentionDuration`), and past that the full vacuum knows the file only by
+/// when it was written.
+pub const VACUUM_AFTER_HOURS: f64 = 168.0;
+
+/// The least time kept, but for never (0): a page reads a table without the lab's lock, so a
+/// file just replaced may still be read by it.
+pub const VACUUM_AFTER_LEAST_HOURS: f64 = 0.1;
+
+/// `--vacuum-after HOURS` as the time kept: `None` (never) for 0; otherwise the hours, which
+/// must lie between [`VACUUM_AFTER_LEAST_HOURS`] and [`VACUUM_AFTER_HOURS`].
+pub fn vacuum_after(hours: f64) -> Result<Option<Duration>, String> {
+    if hours == 0.0 {
+        return Ok(None);
+    }
+    if !(VACUUM_AFTER_LEAST_HOURS..=VACUUM_AFTER_HOURS).contains(&hours) {
+        return Err(format!(
+            "expected 0 (never) or hours from {VACUUM_AFTER_LEAST_HOURS} to {VACUUM_AFTER_HOURS}, \
+             got {hours}"
+        ));
+    }
+    Ok(Some(Duration::from_secs_f64(hours * 3600.0)))
+}
+
+/// A time kept in hours, as a person writes it: "168 hours", "1.5 hours".
+pub fn hours_text(kept: Duration) -> String {
+    let hours = kept.as_secs_f64() / 3600.0;
+    format!("{} hours", (hours * 100.0).round() / 100.0)
+}
 
 /// How to run the machine's local Apache Kafka.
 #[derive(Debug, Clone)]
@@ -83,7 +111,7 @@ impl Config {
                 java: PathBuf::from("java"),
             },
             compact_after: COMPACT_AFTER,
-            vacuum_after: Some(Duration::from_secs(VACUUM_AFTER_HOURS * 3600)),
+            vacuum_after: Some(Duration::from_secs_f64(VACUUM_AFTER_HOURS * 3600.0)),
             crash_at: None,
         }
     }
@@ -169,6 +197,22 @@ pub fn validate_topic(topic: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vacuum_after_is_never_at_0_and_otherwise_hours_within_a_tenth_and_a_week() {
+        assert_eq!(vacuum_after(0.0), Ok(None));
+        assert_eq!(
+            vacuum_after(168.0),
+            Ok(Some(Duration::from_secs(7 * 24 * 3600)))
+        );
+        assert_eq!(vacuum_after(0.5), Ok(Some(Duration::from_secs(1800))));
+        for bad in [0.01, 168.5, -1.0, f64::NAN, f64::INFINITY] {
+            let words = vacuum_after(bad).unwrap_err();
+            assert!(words.contains("hours from 0.1 to 168"), "{bad}: {words}");
+        }
+        assert_eq!(hours_text(Duration::from_secs(168 * 3600)), "168 hours");
+        assert_eq!(hours_text(Duration::from_secs(5400)), "1.5 hours");
+    }
 
     #[test]
     fn topic_names_follow_kafka_rules() {

@@ -33,8 +33,8 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     config.topic = cli.topic.clone();
     config.partitions = cli.partitions;
     config.compact_after = cli.compact_after;
-    config.vacuum_after =
-        (cli.vacuum_after > 0.0).then(|| Duration::from_secs_f64(cli.vacuum_after * 3600.0));
+    config.vacuum_after = reckon::config::vacuum_after(cli.vacuum_after)
+        .expect("--vacuum-after was checked as it was parsed");
     config.lock_wait = Duration::from_secs(cli.lock_wait);
     config.crash_at = cli.crash_at.clone();
     config.local_broker.port = cli.broker_port;

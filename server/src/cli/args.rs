@@ -45,9 +45,9 @@ pub struct Cli {
     #[arg(long, global = true, env = "RECKON_COMPACT_AFTER", default_value_t = crate::config::COMPACT_AFTER)]
     pub compact_after: usize,
     /// After a check, delete the files `orders` and `hourly_sales` stopped using (MERGE rewrites
-    /// them) more than HOURS ago (fractions allowed); their earlier versions stay readable that
-    /// long (0: never delete).
-    #[arg(long, global = true, env = "RECKON_VACUUM_AFTER", value_name = "HOURS", value_parser = hours, default_value_t = crate::config::VACUUM_AFTER_HOURS as f64)]
+    /// them) more than HOURS ago, from 0.1 to 168 (a week, Delta's default and the most); their
+    /// earlier versions stay readable that long (0: never delete).
+    #[arg(long, global = true, env = "RECKON_VACUUM_AFTER", value_name = "HOURS", value_parser = hours, default_value_t = crate::config::VACUUM_AFTER_HOURS)]
     pub vacuum_after: f64,
     /// Seconds a run waits for another run of the same lab.
     #[arg(long, global = true, default_value_t = 60)]
@@ -184,12 +184,10 @@ pub enum Command {
     },
 }
 
-/// A number of hours from 0 to a million (over a century: longer means never in practice).
+/// `--vacuum-after`'s hours: 0 (never), or within [`crate::config::vacuum_after`]'s bounds.
 fn hours(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(h) if (0.0..=1e6).contains(&h) => Ok(h),
-        _ => Err(format!(
-            "expected a number of hours from 0 to 1000000, got {text:?}"
-        )),
-    }
+    let hours: f64 = text
+        .parse()
+        .map_err(|_| format!("expected a number of hours, got {text:?}"))?;
+    crate::config::vacuum_after(hours).map(|_| hours)
 }

@@ -111,9 +111,12 @@ impl Lab {
         let mut runner = Runner::new(self.flows());
         let result = run_flows(&mut runner, kafka, streams, dedup, check).await;
         match &result {
-            Ok(Some(_)) => {
+            Ok(Some(report)) => {
                 self.compact().await;
-                self.vacuum().await;
+                // A check that found a PROBLEM keeps the earlier versions to look into.
+                if !report.has_problem() {
+                    self.vacuum().await;
+                }
             }
             Ok(None) => {}
             Err(_) => runner.skip_rest(&plan(streams, check)),

@@ -36,7 +36,7 @@ impl Lab {
         }
     }
 
-    /// After a check, at most once in [`VACUUM_EVERY`] for this lab: the files of `orders` and
+    /// After a check that found no PROBLEM, at most once in [`VACUUM_EVERY`] for this lab: the files of `orders` and
     /// `hourly_sales` out of use for longer than the lab's `vacuum_after` are deleted. Never
     /// when that is `None`. The check has just counted both tables as they are, and no stream
     /// reads their history (silver and gold read bronze's), so no reader is owed a file gone.
@@ -64,9 +64,9 @@ impl Lab {
             match vacuum::vacuum(&self.tables, name, keep).await {
                 Ok(Some(done)) => tracing::info!(
                     ms = started.elapsed().as_secs_f64() * 1e3,
-                    "vacuumed {name}: {} files out of use for over {} h deleted",
+                    "vacuumed {name}: {} files out of use for over {} deleted",
                     done.files,
-                    keep.as_secs() / 3600
+                    crate::config::hours_text(keep)
                 ),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("could not vacuum {name}: {e}"),

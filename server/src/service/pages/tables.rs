@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::engine::pipeline::declared::QUARANTINE;
 use crate::engine::pipeline::parse::Kind;
 use crate::engine::render;
-use crate::engine::tables::{self, TableName};
+use crate::engine::tables::{self, TableName, vacuum};
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
 
@@ -115,7 +115,7 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
             .await
             .map_err(|e| ApiError::Failed(format!("{name} at version {v}: {e}")))?;
         if let Some(file) = first_missing(&table) {
-            return Err(ApiError::field("version", vacuumed(lab, name, v, &file)));
+            return Err(ApiError::field("version", gone(lab, name, v, &file)));
         }
     }
     view.version = Some(tables::version(&table));
@@ -147,25 +147,30 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
     Ok(view)
 }
 
-/// The first file `table`'s loaded version holds that is no longer on disk, by name.
+/// The first file `table`'s loaded version holds that is no longer in its folder, by name.
+/// Lab tables are local: a file's path is the table's `file://` URL joined with its
+/// (percent-encoded) path in the table.
 fn first_missing(table: &deltalake::DeltaTable) -> Option<String> {
-    let uris = table.get_file_uris().ok()?.collect::<Vec<_>>();
-    uris.into_iter()
-        .find(|uri| {
-            let path = uri.strip_prefix("file://").unwrap_or(uri);
-            !std::path::Path::new(path).exists()
-        })
-        .map(|uri| uri.rsplit('/').next().unwrap_or(&uri).to_string())
+    let snapshot = table.snapshot().ok()?;
+    let root = table.table_url();
+    snapshot.log_data().into_iter().find_map(|file| {
+        let path = file.object_store_path();
+        let local = root.join(path.as_ref()).ok()?.to_file_path().ok()?;
+        (!local.exists()).then(|| path.filename().unwrap_or(path.as_ref()).to_string())
+    })
 }
 
-/// Why version `v` of `name` cannot be shown: the vacuum deleted a file it held.
-fn vacuumed(lab: &Lab, name: &str, v: i64, file: &str) -> String {
-    let kept = match lab.config.vacuum_after {
-        Some(keep) => format!("{} hours", keep.as_secs() / 3600),
-        None => "as long as the lab is set to".into(),
-    };
-    format!(
-        "{name} version {v} can no longer be read: its file {file} was deleted by the vacuum, \
-         which keeps a file a later version stopped using for {kept} (`--vacuum-after`)"
-    )
+/// Why version `v` of `name` cannot be shown: a file it held is gone (the vacuum's doing for
+/// the tables it vacuums).
+fn gone(lab: &Lab, name: &str, v: i64, file: &str) -> String {
+    let vacuumed = vacuum::VACUUMED.iter().any(|t| t.as_str() == name);
+    let kept = lab.config.vacuum_after.filter(|_| vacuumed);
+    match kept {
+        Some(keep) => format!(
+            "{name} version {v} can no longer be read: its file {file} was deleted by the \
+             vacuum, which keeps a file a later version stopped using for {} (`--vacuum-after`)",
+            crate::config::hours_text(keep)
+        ),
+        None => format!("{name} version {v} can no longer be read: its file {file} is missing"),
+    }
 }
