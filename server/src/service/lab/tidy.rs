@@ -36,10 +36,11 @@ impl Lab {
         }
     }
 
-    /// After a check that found no PROBLEM, at most once in [`VACUUM_EVERY`] for this lab: the files of `orders` and
-    /// `hourly_sales` out of use for longer than the lab's `vacuum_after` are deleted. Never
-    /// when that is `None`. The check has just counted both tables as they are, and no stream
-    /// reads their history (silver and gold read bronze's), so no reader is owed a file gone.
+    /// After a check that found no PROBLEM, at most once in [`VACUUM_EVERY`] for this lab: the
+    /// files of `orders` and `hourly_sales` out of use for longer than the lab's `vacuum_after`
+    /// are deleted. Never when that is `None`. The check has just counted both tables as they
+    /// are, and no stream reads their history (silver and gold read bronze's), so no reader is
+    /// owed a file gone.
     pub(super) async fn vacuum(&self) {
         let Some(keep) = self.config.vacuum_after else {
             return;

@@ -163,7 +163,8 @@ fn first_missing(table: &deltalake::DeltaTable) -> Option<String> {
 /// Why version `v` of `name` cannot be shown: a file it held is gone (the vacuum's doing for
 /// the tables it vacuums).
 fn gone(lab: &Lab, name: &str, v: i64, file: &str) -> String {
-    let vacuumed = vacuum::VACUUMED.iter().any(|t| t.as_str() == name);
+    let vacuumed =
+        lab.kind() == PipelineKind::Course && vacuum::VACUUMED.iter().any(|t| t.as_str() == name);
     let kept = lab.config.vacuum_after.filter(|_| vacuumed);
     match kept {
         Some(keep) => format!(
