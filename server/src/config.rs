@@ -111,7 +111,7 @@ impl Config {
                 java: PathBuf::from("java"),
             },
             compact_after: COMPACT_AFTER,
-            vacuum_after: Some(Duration::from_secs_f64(VACUUM_AFTER_HOURS * 3600.0)),
+            vacuum_after: vacuum_after(VACUUM_AFTER_HOURS).expect("the default is in bounds"),
             crash_at: None,
         }
     }
@@ -129,6 +129,11 @@ impl Config {
             topic: format!("{}.{name}", self.topic),
             ..self.clone()
         }
+    }
+
+    /// The lab's state folder: the flows' state files, the check's store, the last vacuum's time.
+    pub fn state_dir(&self) -> PathBuf {
+        self.data_dir.join("state")
     }
 
     /// The bootstrap servers to connect to: the user's, or the local broker's.

@@ -172,7 +172,7 @@ impl Lab {
             tables: self.tables.clone(),
             topic: self.config.topic.clone(),
             partitions: self.config.partitions,
-            state_dir: self.config.data_dir.join("state"),
+            state_dir: self.config.state_dir(),
             data_dir: self.config.data_dir.clone(),
             landing_only: self.landing_only,
             crash_at: self.config.crash_at.clone(),

@@ -45,7 +45,7 @@ impl Lab {
         let Some(keep) = self.config.vacuum_after else {
             return;
         };
-        let marker = self.config.data_dir.join("state").join(VACUUMED);
+        let marker = self.config.state_dir().join(VACUUMED);
         let last = std::fs::metadata(&marker).and_then(|m| m.modified());
         if last.is_ok_and(|at| at.elapsed().is_ok_and(|since| since < VACUUM_EVERY)) {
             return;
