@@ -363,6 +363,14 @@ pub async fn query(
         .map_err(error)
 }
 
+/// A session whose queries give rows in their input's order: one partition, so no operator
+/// spreads rows over threads and merges them back in the order they finish. Whatever pairs rows
+/// with something computed per row (a first row per key, a source line) reads through one.
+pub fn in_order() -> datafusion::prelude::SessionContext {
+    let config = datafusion::prelude::SessionConfig::new().with_target_partitions(1);
+    datafusion::prelude::SessionContext::new_with_config(config)
+}
+
 /// Every row of the Parquet files `uris` (of a table's files); an error names `what` they are.
 pub async fn read_files(
     uris: &[String],

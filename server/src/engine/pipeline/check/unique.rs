@@ -80,7 +80,7 @@ pub async fn tables(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, F
             continue;
         };
         // The source in its order: commit by commit, each commit's rows as stored.
-        let ctx = SessionContext::new();
+        let ctx = tables::in_order();
         let mut rows = vec![];
         for version in 0..=tables::version(&source_table) {
             let df = tables::changes::inserted(&ctx, &source_table, (version, version))?
@@ -98,7 +98,7 @@ pub async fn tables(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, F
                 source,
             })
         })?;
-        let ctx = SessionContext::new();
+        let ctx = tables::in_order();
         let whole = MemTable::try_new(schema, vec![vec![all]]).map_err(query_error(source))?;
         ctx.register_table(read.name.as_str(), Arc::new(whole))
             .map_err(query_error(source))?;

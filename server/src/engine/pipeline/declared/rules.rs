@@ -11,7 +11,6 @@ use app::model::RuleCount;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray};
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
-use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
 use super::sources::VERSION;
@@ -172,21 +171,26 @@ pub async fn apply(
 /// Per rule, per row: whether the condition is true (false and NULL fail). A row on which the
 /// condition cannot be computed (a text that is not a number, compared with one) fails it, as
 /// Spark's NULL from a failed cast would; a condition that does not plan fails the flow.
+///
+/// The condition is evaluated on the rows themselves, as an expression over the batch, never as
+/// a query: a query's output may come in another order than its input (DataFusion spreads rows
+/// over partitions), and a verdict must stay with its row.
 async fn evaluate(
     batch: &RecordBatch,
     rules: &[Expectation],
     table: &str,
 ) -> Result<Vec<Vec<bool>>, FlowError> {
+    let ctx = SessionContext::new();
     let mut out = vec![];
     for rule in rules {
-        let sql = format!("SELECT ({}) IS TRUE AS pass FROM rows", rule.condition);
         let what = format!("{table}: rule {}", rule.name);
+        let condition = Condition::plan(&ctx, batch.schema(), &rule.condition, &what)?;
         let mut pass = Vec::with_capacity(batch.num_rows());
         // Halves of the rows that did not compute, until each failing row stands alone.
         let mut pending = vec![(0, batch.num_rows())];
         let mut results: Vec<(usize, Vec<bool>)> = vec![];
         while let Some((offset, len)) = pending.pop() {
-            match passes(&batch.slice(offset, len), &sql, &what).await? {
+            match condition.passes(&batch.slice(offset, len)) {
                 Some(p) => results.push((offset, p)),
                 None if len == 1 => results.push((offset, vec![false])),
                 None => {
@@ -202,24 +206,37 @@ async fn evaluate(
     Ok(out)
 }
 
-/// Whether each row passes, or `None` when the query failed while running (not while planning).
-async fn passes(rows: &RecordBatch, sql: &str, what: &str) -> Result<Option<Vec<bool>>, FlowError> {
-    let error = |source| TableError::Query {
-        table: what.to_string(),
-        source,
-    };
-    let ctx = SessionContext::new();
-    let table = MemTable::try_new(rows.schema(), vec![vec![rows.clone()]]).map_err(error)?;
-    ctx.register_table("rows", Arc::new(table)).map_err(error)?;
-    let planned = ctx.sql(sql).await.map_err(error)?;
-    let Ok(results) = planned.collect().await else {
-        return Ok(None);
-    };
-    let mut pass = Vec::with_capacity(rows.num_rows());
-    for b in &results {
-        pass.extend(b.column(0).as_boolean().iter().map(|v| v == Some(true)));
+/// A rule's condition, planned once for a batch's columns as `(condition) IS TRUE`.
+struct Condition(Arc<dyn datafusion::physical_expr::PhysicalExpr>);
+
+impl Condition {
+    fn plan(
+        ctx: &SessionContext,
+        schema: SchemaRef,
+        condition: &str,
+        what: &str,
+    ) -> Result<Self, FlowError> {
+        let error = |source| TableError::Query {
+            table: what.to_string(),
+            source,
+        };
+        let schema =
+            datafusion::common::DFSchema::try_from(schema.as_ref().clone()).map_err(error)?;
+        let expr = ctx
+            .parse_sql_expr(&format!("({condition}) IS TRUE"), &schema)
+            .map_err(error)?;
+        Ok(Self(
+            ctx.create_physical_expr(expr, &schema).map_err(error)?,
+        ))
     }
-    Ok(Some(pass))
+
+    /// Each row's verdict, in row order, or `None` when the condition failed on some row.
+    fn passes(&self, rows: &RecordBatch) -> Option<Vec<bool>> {
+        let value = self.0.evaluate(rows).ok()?;
+        let array = value.into_array(rows.num_rows()).ok()?;
+        let verdicts = array.as_boolean_opt()?;
+        Some(verdicts.iter().map(|v| v == Some(true)).collect())
+    }
 }
 
 fn arrow_error(table: &str, source: arrow::error::ArrowError) -> FlowError {

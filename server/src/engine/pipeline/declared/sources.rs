@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use app::model::FileRead;
-use arrow::array::RecordBatch;
+use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionContext, cast, col};
@@ -213,23 +213,41 @@ pub async fn register(
     Ok(())
 }
 
-/// The rows commits `first..=last` of a table added, with the version each came in as `__version`.
+/// The rows commits `first..=last` of a table added, with the version each came in as `__version`,
+/// in landing order: by version, and within a version as the commit stored them.
 async fn changes(
     table: &deltalake::DeltaTable,
     name: &str,
     first: i64,
     last: i64,
 ) -> Result<Vec<RecordBatch>, FlowError> {
-    let ctx = SessionContext::new();
+    let ctx = tables::in_order();
     let df = tables::changes::inserted(&ctx, table, (first, last))?
         .drop_columns(&["_change_type", "_commit_timestamp"])
         .and_then(|df| df.with_column_renamed("_commit_version", VERSION))
         // The change feed gives the version dictionary-encoded; the quarantine wants a number.
         .and_then(|df| df.with_column(VERSION, cast(col(VERSION), DataType::Int64)))
-        .and_then(|df| df.sort(vec![col(VERSION).sort(true, false)]))
         .map_err(query_error(name))?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
     let rows = df.collect().await.map_err(query_error(name))?;
-    Ok(rows)
+    let arrow = |source| {
+        FlowError::Table(TableError::Arrow {
+            table: name.to_string(),
+            source,
+        })
+    };
+    let rows = arrow::compute::concat_batches(&schema, &rows).map_err(arrow)?;
+    // A stable sort by version: the rows of one commit keep their stored order.
+    let versions = rows
+        .column_by_name(VERSION)
+        .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Int64Type>())
+        .ok_or_else(|| FlowError::Refused(format!("{name}: its change feed has no version")))?;
+    let mut order: Vec<u32> = (0..rows.num_rows() as u32).collect();
+    order.sort_by_key(|&i| versions.value(i as usize));
+    let order = arrow::array::UInt32Array::from(order);
+    Ok(vec![
+        arrow::compute::take_record_batch(&rows, &order).map_err(arrow)?,
+    ])
 }
 
 /// No rows, with the columns a streamed read of the table has.
