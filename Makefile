@@ -8,7 +8,7 @@ PROFILE ?= debug
 RECKON := $(CARGO_TARGET_DIR)/$(PROFILE)/reckon
 RELEASE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: setup site run play test bench clean-data
+.PHONY: setup site run play test bench bench-smoke clean-data
 
 setup:
 	scripts/setup.sh
@@ -48,6 +48,10 @@ bench: setup
 	cargo bench -p reckon --bench labs
 	cargo bench -p reckon --bench support
 	cargo bench -p reckon --bench cdc
+
+# Every bench once at a small size (CI runs it after the tests): it must run, no figure is judged.
+bench-smoke: setup
+	scripts/bench-smoke.sh
 
 clean-data:
 	$(RECKON) --data ./data broker stop || true

@@ -64,6 +64,8 @@ fn land(
 
 struct Measured {
     first: Duration,
+    /// The process's peak resident memory after the first run (the big input is measured first).
+    first_peak_mib: f64,
     incremental: Duration,
     stages: String,
     rows: u64,
@@ -84,6 +86,7 @@ async fn measure(dir: &Path, changes: u64, keys: u64) -> anyhow::Result<Measured
     let start = Instant::now();
     let first = lab.run_project(&graph, &[]).await?;
     let first_took = start.elapsed();
+    let first_peak_mib = bench::peak_rss_mib();
     land(dir, "0002.json", &mut rng, 1_000, keys, changes)?;
     let start = Instant::now();
     let run = lab.run_project(&graph, &[]).await?;
@@ -106,6 +109,7 @@ async fn measure(dir: &Path, changes: u64, keys: u64) -> anyhow::Result<Measured
         .collect();
     Ok(Measured {
         first: first_took,
+        first_peak_mib,
         incremental,
         stages: format!("{}; the check {} ms", stages.join(", "), run.check_ms),
         rows: cdc.figures.rows_upserted + cdc.figures.rows_deleted,
@@ -133,9 +137,13 @@ async fn main() -> anyhow::Result<()> {
         ("small", &small, changes / 100, keys / 100),
     ] {
         lines.push(format!(
-            "{name}: {n} changes on {k} keys: first run {:.2} s; 1,000-change run {:.3} s \
+            "{name}: {n} changes on {k} keys: first run {:.2} s{}; 1,000-change run {:.3} s \
              ({} target rows written; {})",
             m.first.as_secs_f64(),
+            match name {
+                "big" => format!(" (peak resident memory {:.0} MiB)", m.first_peak_mib),
+                _ => String::new(),
+            },
             m.incremental.as_secs_f64(),
             m.rows,
             m.stages

@@ -49,5 +49,6 @@ pub fn args() -> anyhow::Result<Args> {
     if args.events < 100 * args.sends {
         anyhow::bail!("--events: at least 100 per send");
     }
+    args.spark = args.spark && reckon::bench::peer("spark", reckon::bench::spark_installed());
     Ok(args)
 }

@@ -5,7 +5,10 @@
 //! through Reckon's side.
 
 pub mod duckdb;
+mod results;
 pub mod spark;
+
+pub use results::{peer, replace_section, smoke, spark_installed};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -425,16 +428,4 @@ pub fn describe(rows: &[(String, i64, String)]) -> String {
         .map(|(h, o, r)| format!("{h} {o} {r}"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Replaces the part of `path` between the markers `start` and `end` (both kept) with `section`,
-/// or adds the section at the end when the markers are not there.
-pub fn replace_section(path: &Path, start: &str, end: &str, section: &str) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let text = match (text.find(start), text.find(end)) {
-        (Some(a), Some(b)) if a < b => format!("{}{section}{}", &text[..a], &text[b + end.len()..]),
-        _ => format!("{}\n\n{section}\n", text.trim_end()),
-    };
-    std::fs::write(path, text)?;
-    Ok(())
 }

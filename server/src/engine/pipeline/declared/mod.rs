@@ -95,6 +95,7 @@ pub struct Restored {
 
 pub struct New {
     ctx: SessionContext,
+    bounds: Bounds,
     progress: Progress,
 }
 
@@ -172,7 +173,12 @@ impl Flow for Declared<'_> {
             return Ok(None);
         }
         event.figures.rows_read = registered.new_rows;
-        Ok(Some(New { ctx, progress }))
+        let bounds = Bounds::reading(registered.bytes);
+        Ok(Some(New {
+            ctx,
+            bounds,
+            progress,
+        }))
     }
 
     async fn process(
@@ -191,7 +197,7 @@ impl Flow for Declared<'_> {
                 source,
             })?;
         let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
-        let batches = Bounds::DEFAULT.collect(df, target).await?;
+        let batches = new.bounds.collect(df, target).await?;
         if self.flow.kind == FlowKind::Materialize {
             event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
         }

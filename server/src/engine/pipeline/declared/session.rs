@@ -5,6 +5,11 @@
 //! and it runs so long at most (the lab's lock and a run slot are held meanwhile). Past any of
 //! them the flow fails saying which, and nothing is written.
 //!
+//! The bound on the rows is there to catch a query that makes far more than it reads (a join
+//! without a condition), not a big input: it is [`Bounds::DEFAULT`]'s 1 GiB or four times the
+//! bytes the flow read this run, whichever is more ([`Bounds::reading`]). A first load of 10 M
+//! changes passes; what it costs is memory: the flow holds its rows until it writes them.
+//!
 //! The time bound stops a query where it yields, which DataFusion's operators do as they read
 //! their inputs: a join that makes billions of rows out of each batch it reads is stopped only
 //! at its next read, not within one.
@@ -38,6 +43,14 @@ impl Bounds {
         time: Duration::from_secs(300),
     };
 
+    /// These bounds for a flow that read `bytes` this run: its rows may take four times that.
+    pub fn reading(bytes: usize) -> Bounds {
+        Bounds {
+            result: Self::DEFAULT.result.max(bytes.saturating_mul(4)),
+            ..Self::DEFAULT
+        }
+    }
+
     /// A session whose queries' operators hold `memory` bytes at most, on one partition.
     pub fn session(&self) -> SessionContext {
         let runtime = RuntimeEnvBuilder::new()
@@ -69,7 +82,7 @@ impl Bounds {
         let (mut rows, mut bytes) = (vec![], 0);
         while let Some(batch) = stream.next().await {
             let batch = batch.map_err(query)?;
-            bytes += batch.get_array_memory_size();
+            bytes += size(&batch);
             if bytes > self.result {
                 return Err(FlowError::Refused(format!(
                     "{table}: the query's rows pass {} MiB, the most one flow may write at once \
@@ -81,6 +94,21 @@ impl Bounds {
         }
         Ok(rows)
     }
+}
+
+/// The bytes a batch's rows take: of each column, the part its rows use. (Arrow's
+/// `get_array_memory_size` counts every buffer whole, so slices of one big buffer, as a scan of
+/// one file gives them, would each count the whole file.)
+pub fn size(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data();
+            data.get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -125,6 +153,27 @@ mod tests {
         let df = brief.session().sql(sql).await.unwrap();
         let error = brief.collect(df, "slow").await.unwrap_err().to_string();
         assert!(error.contains("slow: the query ran past 0.2 s"), "{error}");
+        // Slices of one buffer count their own rows, not the buffer: 200 slices of 1 M numbers.
+        let df = narrow
+            .session()
+            .sql("SELECT value FROM range(1000000)")
+            .await
+            .unwrap();
+        let whole = arrow::compute::concat_batches(
+            &df.schema().as_arrow().clone().into(),
+            &df.collect().await.unwrap(),
+        )
+        .unwrap();
+        let slices: Vec<RecordBatch> = (0..200).map(|i| whole.slice(i * 5_000, 5_000)).collect();
+        let counted: usize = slices.iter().map(size).sum();
+        assert!(
+            counted < 2 * size(&whole),
+            "{counted} bytes counted for {}",
+            size(&whole)
+        );
+        // A flow that read much may write as much.
+        assert_eq!(Bounds::reading(1 << 30).result, 4 << 30);
+        assert_eq!(Bounds::reading(1 << 20).result, Bounds::DEFAULT.result);
         // Within all three, the rows.
         let df = Bounds::DEFAULT
             .session()

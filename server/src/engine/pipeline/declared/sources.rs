@@ -45,6 +45,8 @@ pub struct Registered {
     pub source_versions: BTreeMap<String, (i64, i64)>,
     /// Tables it reads that no run has written yet (registered empty, without columns).
     pub unwritten: Vec<String>,
+    /// Bytes of the new rows read into memory (files, streamed table versions).
+    pub bytes: usize,
 }
 
 fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
@@ -149,6 +151,7 @@ pub async fn register(
                 let (batch, reads) = files::read(&cx.data_dir, &new, *format, &columns)?;
                 out.anything_new |= !new.is_empty();
                 out.new_rows += batch.num_rows() as u64;
+                out.bytes += super::session::size(&batch);
                 if read.stream {
                     for file in &new {
                         progress.files.insert(file.path.clone(), file.stamp);
@@ -201,6 +204,7 @@ pub async fn register(
                     empty_like(&table).await?
                 };
                 out.new_rows += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
+                out.bytes += rows.iter().map(super::session::size).sum::<usize>();
                 let schema = rows
                     .first()
                     .map_or_else(|| Arc::new(Schema::empty()), |b| b.schema());
