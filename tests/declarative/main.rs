@@ -5,6 +5,7 @@
 mod batching;
 #[path = "../common/mod.rs"]
 mod common;
+mod definitions;
 mod loading;
 mod reruns;
 

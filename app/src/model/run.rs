@@ -187,6 +187,8 @@ pub struct Figures {
     pub rows_deleted: u64,
     /// Where the flow's time went, by stage, in ms (AUTO CDC: events, replay, write).
     pub stages_ms: std::collections::BTreeMap<String, u64>,
+    /// The flow's definition differs from the one its last commit was made with (PIPELINES §2).
+    pub definition_changed: bool,
 }
 
 /// One flow's event in a run: the event log's entry (PIPELINES §6), and the run record SPEC §3

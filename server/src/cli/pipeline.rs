@@ -115,6 +115,7 @@ pub fn event_json(run: i64, e: &FlowRun) -> Value {
         "upserted": n.rows_upserted, "deleted": n.rows_deleted,
         "expectations": n.expectations, "files": n.files,
         "source_versions": n.source_versions,
+        "definition_changed": n.definition_changed,
         "started_at": e.started_at, "duration_ms": e.duration_ms, "error": e.error,
     })
 }
@@ -129,6 +130,9 @@ fn line(e: &FlowRun) -> String {
         n.rows_read,
         n.rows_written
     );
+    if n.definition_changed {
+        text += ", definition changed";
+    }
     if n.rows_duplicate > 0 {
         text += &format!(", duplicate {}", n.rows_duplicate);
     }

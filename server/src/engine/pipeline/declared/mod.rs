@@ -164,7 +164,14 @@ impl Flow for Declared<'_> {
         event.figures.files = std::mem::take(&mut registered.files);
         event.figures.source_versions = registered.source_versions.clone();
         let fresh = restored.table.is_none();
-        if !registered.anything_new && !(fresh && self.flow.kind == FlowKind::Materialize) {
+        // A changed definition: a materialized view is recomputed, a streaming flow applies its
+        // new query to new rows (PIPELINES §2).
+        let definition = self.flow.definition(self.target);
+        let changed = progress.definition.as_ref() != Some(&definition);
+        event.figures.definition_changed = changed && progress.definition.is_some();
+        progress.definition = Some(definition);
+        let recompute = self.flow.kind == FlowKind::Materialize && (fresh || changed);
+        if !registered.anything_new && !recompute {
             return Ok(None);
         }
         // A first computation over a table no run has written yet (nothing landed upstream)

@@ -34,6 +34,10 @@ pub struct Progress {
     /// Per table read whole: when it was created, so a table made again reads as changed.
     #[serde(default)]
     pub born: BTreeMap<String, i64>,
+    /// The flow's definition when it last committed ([`Flow::definition`]); `None` in state
+    /// written before definitions were kept.
+    #[serde(default)]
+    pub definition: Option<String>,
 }
 
 /// What the reads registered: whether anything was new, and what each source gave.

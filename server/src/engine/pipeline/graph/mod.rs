@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::parse::{AutoCdc, Dataset, Kind, ParseError, Place, QueryText, Statement};
 use super::sql::{FlowQuery, Read, Source, flow_query};
 
+mod definition;
 mod load;
 
 pub use load::load;

@@ -1,0 +1,83 @@
+//! A changed definition (PIPELINES §2): a materialized view is recomputed, a streaming table's
+//! new query applies to new rows only, and comments or spacing change nothing.
+
+use super::*;
+
+const TABLE: &str = "CREATE OR REFRESH STREAMING TABLE t
+AS SELECT id, status FROM STREAM read_files('landing/d', format => 'json', schema => 'id BIGINT, status STRING');";
+
+fn write(dir: &Path, table: &str, view: &str) {
+    std::fs::write(dir.join("sql/p.sql"), format!("{table}\n{view}\n")).unwrap();
+}
+
+fn land(lab: &TestLab, file: &str, rows: &[(i64, &str)]) {
+    let dir = lab.data().join("landing/d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text: String = rows
+        .iter()
+        .map(|(id, status)| format!("{{\"id\": {id}, \"status\": \"{status}\"}}\n"))
+        .collect();
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+/// A table's rows as (first column, second column) texts, sorted.
+fn rows(lab: &TestLab, table: &str, a: &str, b: &str) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = lab
+        .table(table)
+        .iter()
+        .map(|r| (r[a].to_string(), r[b].to_string()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_changed_view_is_recomputed_and_a_changed_stream_applies_to_new_rows() {
+    let lab = TestLab::new("definitions");
+    let view = "CREATE OR REFRESH MATERIALIZED VIEW g AS SELECT status, count(*) AS n FROM t GROUP BY status;";
+    let dir = sql_project(&lab, "defs", &format!("{TABLE}\n{view}\n"));
+    let project = dir.display().to_string();
+    land(&lab, "1.json", &[(1, "open"), (2, "closed"), (3, "open")]);
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(rows(&lab, "g", "status", "n").len(), 2);
+
+    // The view's query changes, nothing lands: the view alone is recomputed, and says why.
+    let filtered = "CREATE OR REFRESH MATERIALIZED VIEW g AS SELECT status, count(*) AS n FROM t WHERE status <> 'closed' GROUP BY status;";
+    write(&dir, TABLE, filtered);
+    let out = lab.ok(&["pipeline", "run", &project]);
+    assert!(out.contains("definition changed"), "{out}");
+    let second = events(&lab, "2");
+    assert_eq!(event(&second, "g")["status"], "COMPLETED");
+    assert_eq!(event(&second, "g")["definition_changed"], true);
+    assert_eq!(event(&second, "t")["status"], "IDLE");
+    assert_eq!(
+        rows(&lab, "g", "status", "n"),
+        [("\"open\"".to_string(), "2".to_string())]
+    );
+
+    // Comments and spacing are not the definition: every flow idle.
+    let spaced = format!(
+        "-- counted per status\n{}",
+        filtered.replace(" FROM t", "\n   FROM   t")
+    );
+    write(&dir, &format!("-- the table\n{TABLE}"), &spaced);
+    lab.ok(&["pipeline", "run", &project]);
+    assert!(events(&lab, "3").iter().all(|e| e["status"] == "IDLE"));
+
+    // The streaming table's query changes: earlier rows stay as they were, new rows take it.
+    let upper = TABLE.replace("SELECT id, status", "SELECT id, upper(status) AS status");
+    write(&dir, &upper, filtered);
+    land(&lab, "2.json", &[(4, "open")]);
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(event(&events(&lab, "4"), "t")["definition_changed"], true);
+    let statuses: Vec<(String, String)> = rows(&lab, "t", "id", "status");
+    assert_eq!(
+        statuses,
+        [
+            ("1".into(), "\"open\"".into()),
+            ("2".into(), "\"closed\"".into()),
+            ("3".into(), "\"open\"".into()),
+            ("4".into(), "\"OPEN\"".into())
+        ]
+    );
+}
