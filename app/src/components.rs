@@ -202,6 +202,7 @@ pub fn RunOutcome(run: RunStarted) -> impl IntoView {
     let text = match run.status {
         RunStatus::Running => format!("Run #{} started.", run.id),
         RunStatus::Succeeded => format!("Run #{} succeeded.", run.id),
+        RunStatus::Canceled => format!("Run #{} was cancelled.", run.id),
         RunStatus::Failed => format!(
             "Run #{} failed: {}",
             run.id,

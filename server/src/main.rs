@@ -77,11 +77,18 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Broker { action } => {
             return reckon::cli::broker::execute(&config.local_broker, &action).await;
         }
+        // A run of the server's, in a process of its own: it opens its lab itself.
+        Command::Worker { started_by, dedup } => {
+            let who: &'static str = Box::leak(started_by.into_boxed_str());
+            return Ok(reckon::service::dashboard::child::worker(
+                config, who, dedup,
+            ));
+        }
         lab_command => lab_command,
     };
     let lab = Lab::open(config).await?;
     match command {
-        Command::Broker { .. } => {}
+        Command::Broker { .. } | Command::Worker { .. } => {}
         Command::Reset { force } => {
             lab.reset(force).await?;
             println!(
@@ -227,6 +234,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
                 LabsConfig {
                     instructor_token,
                     max_runs,
+                    ..Default::default()
                 },
             )
             .await?;
@@ -271,7 +279,11 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn main() -> ExitCode {
     match reckon::process::runtime() {
-        Ok(runtime) => runtime.block_on(run()),
+        // On a worker thread, whose stack is the runtime's (`process::runtime`), not main's.
+        Ok(runtime) => runtime.block_on(runtime.spawn(run())).unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }),
         Err(e) => {
             eprintln!("error: the async runtime could not start: {e}");
             ExitCode::from(2)

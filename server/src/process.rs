@@ -19,9 +19,14 @@ use tokio::runtime::{Builder, Runtime};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Builds the multi-threaded runtime.
+/// Builds the multi-threaded runtime. Its threads' stacks are 32 MiB (reserved, touched only as
+/// used): a project's statements are read and planned on them, and an expression as deep as the
+/// parser allows (`engine::pipeline::parse::depth`) is walked recursively by sqlparser's code.
 pub fn runtime() -> std::io::Result<Runtime> {
-    Builder::new_multi_thread().enable_all().build()
+    Builder::new_multi_thread()
+        .thread_stack_size(32 << 20)
+        .enable_all()
+        .build()
 }
 
 /// Gives the pages a finished run freed back to the OS at once: jemalloc returns freed memory

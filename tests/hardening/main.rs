@@ -10,6 +10,7 @@ mod events;
 mod limits;
 mod projects;
 mod reads;
+mod runs;
 #[path = "../support/server.rs"]
 mod server;
 

@@ -54,6 +54,7 @@ pub async fn serve_shared(lab: &crate::common::TestLab, instructor: &str) -> (St
     let labs = reckon::service::labs::LabsConfig {
         instructor_token: Some(instructor.into()),
         max_runs: 2,
+        ..Default::default()
     };
     let state = lab.server(&built_site(), lab.config(), labs).await;
     Served::start(state).await

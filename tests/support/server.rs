@@ -36,12 +36,18 @@ impl Server {
 
     /// A server on its own folder and topic; with `instructor`, it asks for tokens.
     pub async fn with(name: &str, instructor: bool, max_runs: usize) -> Self {
-        let lab = TestLab::new(name);
-        let site = tempfile::tempdir().unwrap();
         let labs = LabsConfig {
             instructor_token: instructor.then(|| INSTRUCTOR.to_string()),
             max_runs,
+            ..Default::default()
         };
+        Self::with_config(name, labs).await
+    }
+
+    /// A server on its own folder and topic, as `labs` says.
+    pub async fn with_config(name: &str, labs: LabsConfig) -> Self {
+        let lab = TestLab::new(name);
+        let site = tempfile::tempdir().unwrap();
         let state = lab.server(site.path(), lab.config(), labs).await;
         Self {
             router: app(state.clone()),

@@ -82,6 +82,9 @@ pub trait Backend: Send + Sync {
     /// Starts a pipeline run; with `wait`, answers when it ends.
     async fn start_run(&self, started_by: &'static str, wait: bool)
     -> Result<RunStarted, ApiError>;
+    /// Stops the lab's run in progress at once (its process is killed; the run is recorded as
+    /// cancelled and the next run recovers as after a crash). Whether there was one.
+    async fn cancel_run(&self) -> Result<bool, ApiError>;
     async fn hours(&self) -> Result<Vec<HourRow>, ApiError>;
     async fn produce_event(
         &self,

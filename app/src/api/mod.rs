@@ -94,6 +94,11 @@ pub async fn get_run(lab: String, id: String) -> Result<RunDetail, ApiError> {
     .await
 }
 
+#[server(prefix = "/fn", endpoint = "cancel_run")]
+pub async fn cancel_run(lab: String, csrf: Option<String>) -> Result<bool, ApiError> {
+    guarded(async move { open(&lab, Access::Write, &csrf).await?.cancel_run().await }).await
+}
+
 #[server(prefix = "/fn", endpoint = "start_run")]
 pub async fn start_run(lab: String, csrf: Option<String>) -> Result<RunStarted, ApiError> {
     guarded(async move {

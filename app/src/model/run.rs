@@ -12,6 +12,8 @@ pub enum RunStatus {
     Running,
     Succeeded,
     Failed,
+    /// Stopped by a learner or the instructor; the next run recovers as after a crash.
+    Canceled,
 }
 
 impl RunStatus {
@@ -20,12 +22,13 @@ impl RunStatus {
             RunStatus::Running => "running",
             RunStatus::Succeeded => "succeeded",
             RunStatus::Failed => "failed",
+            RunStatus::Canceled => "canceled",
         }
     }
 
     /// The status stored as `text`, if it is one.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Running, Self::Succeeded, Self::Failed]
+        [Self::Running, Self::Succeeded, Self::Failed, Self::Canceled]
             .into_iter()
             .find(|s| s.as_str() == text)
     }

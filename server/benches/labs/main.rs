@@ -145,6 +145,7 @@ async fn bench() -> anyhow::Result<()> {
         LabsConfig {
             instructor_token: Some(INSTRUCTOR.into()),
             max_runs: 4,
+            ..Default::default()
         },
     )
     .await?;

@@ -27,6 +27,8 @@ pub struct LabsConfig {
     pub instructor_token: Option<String>,
     /// Pipeline runs at once across all labs.
     pub max_runs: usize,
+    /// What each run's process may take (memory, CPU and wall time, open files).
+    pub run_limits: crate::service::dashboard::child::Limits,
 }
 
 /// Never shows the token: a `{:?}` of the config must not put it in a log.
@@ -47,6 +49,7 @@ impl Default for LabsConfig {
         Self {
             instructor_token: None,
             max_runs: 4,
+            run_limits: crate::service::dashboard::child::Limits::DEFAULT,
         }
     }
 }
@@ -58,6 +61,7 @@ pub struct Labs {
     pub auth: Auth,
     dashboards: Mutex<BTreeMap<String, Arc<Dashboard>>>,
     run_slots: Arc<Semaphore>,
+    run_limits: crate::service::dashboard::child::Limits,
     /// Whether new labs start their schedule (the server is serving).
     scheduling: std::sync::atomic::AtomicBool,
     /// Held while a lab is made or deleted: one of those at a time, never interleaved.
@@ -85,7 +89,12 @@ impl Labs {
                 .filter(|n| *n != DEFAULT_LAB),
         ) {
             let lab = Lab::with_history(root.for_lab(name), history.clone()).sharing(kafka.clone());
-            let dashboard = Dashboard::new(lab, registry.clone(), run_slots.clone(), public(name));
+            let dashboard = Dashboard::new(
+                lab,
+                registry.clone(),
+                (run_slots.clone(), config.run_limits),
+                public(name),
+            );
             dashboards.insert(name.to_string(), dashboard);
         }
         Ok(Arc::new(Self {
@@ -94,6 +103,7 @@ impl Labs {
             auth,
             dashboards: Mutex::new(dashboards),
             run_slots,
+            run_limits: config.run_limits,
             scheduling: Default::default(),
             managing: Default::default(),
             kafka,
@@ -326,7 +336,12 @@ impl Server for Labs {
         // A token of an earlier lab of this name, verified just as it was deleted, opens nothing.
         self.auth.forget_lab(name);
         let registry = self.auth.registry().clone();
-        let dashboard = Dashboard::new(lab, registry, self.run_slots.clone(), false);
+        let dashboard = Dashboard::new(
+            lab,
+            registry,
+            (self.run_slots.clone(), self.run_limits),
+            false,
+        );
         if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
             dashboard.start_schedule();
         }

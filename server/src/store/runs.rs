@@ -268,6 +268,24 @@ impl History {
         Ok(rows.into_iter().collect())
     }
 
+    /// Records that run `id`, whose process ended without saying how it went, ended as `status`
+    /// (failed or canceled) for `why`; a run already recorded as ended stays as it was.
+    pub async fn end_run(&self, id: i64, status: RunStatus, why: &str) -> Result<(), HistoryError> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "UPDATE runs SET finished_at = ?, status = ?, error = ? WHERE id = ? AND status = ?",
+        )
+        .bind(now())
+        .bind(status.as_str())
+        .bind(why)
+        .bind(id)
+        .bind(RunStatus::Running.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// The lab's last run that is not running any more, `None` before any.
     pub async fn last_finished_run(&self, lab: &str) -> Result<Option<RunSummary>, HistoryError> {
         let row: Option<RunRow> = sqlx::query_as(composed(format!(

@@ -145,6 +145,17 @@ pub async fn start_run(
     Ok((status, Json(run)).into_response())
 }
 
+/// Stops the lab's run in progress: `{"cancelled": true}`, or false when none was going on.
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<serde_json::Value> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let cancelled = lab.cancel_run().await?;
+    Ok(Json(serde_json::json!({ "cancelled": cancelled })))
+}
+
 pub async fn run(
     State(state): State<AppState>,
     params: Params,

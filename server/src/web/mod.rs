@@ -146,6 +146,7 @@ fn own_routes() -> Routes {
             .get(&at("/freshness"), api::freshness)
             .get(&at("/runs"), api::runs)
             .post(&at("/runs"), api::start_run)
+            .post(&at("/runs/cancel"), api::cancel_run)
             .get(&at("/runs/{id}"), api::run)
             .get(&at("/hours"), api::hours)
             .post(&at("/produce"), api::produce)

@@ -40,6 +40,10 @@ impl Backend for Dashboard {
         self.start(started_by, wait).await
     }
 
+    async fn cancel_run(&self) -> Result<bool, ApiError> {
+        Ok(self.cancel())
+    }
+
     async fn hours(&self) -> Result<Vec<HourRow>, ApiError> {
         // The last check's figures, kept with its state: no recount, no wait on a run.
         let report = match committed_report(&self.lab.flows()).await.map_err(failed)? {

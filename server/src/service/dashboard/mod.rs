@@ -4,7 +4,7 @@
 
 mod arrival;
 mod backend;
-mod behind;
+pub mod child;
 mod running;
 mod runs;
 pub mod settings;
@@ -41,12 +41,19 @@ pub struct Dashboard {
     watching: tokio::sync::watch::Sender<bool>,
     /// Runs at once across the server's labs: a run waits for one of these first.
     run_slots: Arc<Semaphore>,
+    /// What each run's process may take.
+    run_limits: child::Limits,
 }
 
 impl Dashboard {
     /// A dashboard for one of a server's labs (one that records to its history): its runs wait
-    /// for one of `run_slots`; `public` as the registry has it.
-    pub fn new(lab: Lab, registry: Registry, run_slots: Arc<Semaphore>, public: bool) -> Arc<Self> {
+    /// for one of `run_slots` and go within `run_limits`; `public` as the registry has it.
+    pub fn new(
+        lab: Lab,
+        registry: Registry,
+        (run_slots, run_limits): (Arc<Semaphore>, child::Limits),
+        public: bool,
+    ) -> Arc<Self> {
         let settings = SettingsStore::open(
             &lab.config.lab,
             lab.config.data_dir.clone(),
@@ -63,6 +70,7 @@ impl Dashboard {
             arrival_task: Mutex::new(None),
             watching: tokio::sync::watch::Sender::new(false),
             run_slots,
+            run_limits,
         })
     }
 

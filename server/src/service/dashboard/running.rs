@@ -13,6 +13,8 @@ pub struct Running {
     /// True until the run has ended and said how: the next run may start from then on, even
     /// before the task has wound down.
     pub active: Arc<AtomicBool>,
+    /// Set to true to stop the run: its process is killed, the run recorded as cancelled.
+    pub cancel: tokio::sync::watch::Sender<bool>,
 }
 
 impl Running {

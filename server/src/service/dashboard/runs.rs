@@ -9,14 +9,14 @@ use app::api::ApiError;
 use app::model::{PipelineKind, RunStarted, RunStatus};
 use tokio::sync::oneshot;
 
-use super::behind;
+use super::child;
 use super::running::{Ended, Running};
 use super::{Dashboard, dedup_in_effect};
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
 
 /// Runs the lab's pipeline once: its project's flows, or the course's streams and check.
-async fn run_pipeline(
+pub(super) async fn run_pipeline(
     lab: &Lab,
     dedup: bool,
     started: impl FnOnce(Option<i64>),
@@ -64,7 +64,9 @@ impl Dashboard {
             let dedup = self.settings.current().dedup;
             let live = self.live.clone();
             let slots = self.run_slots.clone();
+            let limits = self.run_limits;
             let active = Arc::new(AtomicBool::new(true));
+            let (cancel, cancel_rx) = tokio::sync::watch::channel(false);
             let ended = Ended(active.clone());
             let task = tokio::spawn(async move {
                 // At most N runs at once across labs: wait for a slot before taking the lock.
@@ -78,15 +80,8 @@ impl Dashboard {
                     let _ = id_tx.send(id);
                     let _ = announce.send("{\"event\":\"run-started\"}".into());
                 };
-                // On the runs' own threads, behind the ones answering pages.
-                let run = behind::spawn(async move {
-                    let result = run_pipeline(&lab, dedup, started).await;
-                    let _ = crate::process::give_back();
-                    result
-                });
-                let result = run
-                    .await
-                    .unwrap_or_else(|e| Err(ApiError::Failed(format!("the run stopped: {e}"))));
+                // In a process of its own, within hard limits (`child.rs`).
+                let result = child::run(&lab, dedup, started, limits, cancel_rx).await;
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
                 drop(ended);
                 let _ = done_tx.send(result);
@@ -95,6 +90,7 @@ impl Dashboard {
                 id: None,
                 task,
                 active,
+                cancel,
             });
         }
         let id = match id_rx.await {
@@ -189,6 +185,16 @@ impl Dashboard {
             .take()
         {
             task.abort();
+        }
+    }
+
+    /// Stops the lab's run in progress, if any: its process is killed at once and the run is
+    /// recorded as cancelled. Whether there was one to stop.
+    pub fn cancel(&self) -> bool {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        match running.as_ref().filter(|r| r.is_active()) {
+            Some(r) => r.cancel.send(true).is_ok(),
+            None => false,
         }
     }
 

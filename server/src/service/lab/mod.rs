@@ -135,6 +135,11 @@ impl Lab {
         }
     }
 
+    /// Who starts what this handle does, as the history names it.
+    pub fn started_by_name(&self) -> &'static str {
+        self.started_by
+    }
+
     /// Marks the lab deleted (every handle of it shares the mark, and refuses to go on), then
     /// takes its lock once the run that may hold it ends. Undone by [`Lab::unretire`].
     pub fn retire_and_lock(&self) -> Result<LabLock, LabError> {

@@ -3,6 +3,7 @@
 //! `sql.rs` to hand to DataFusion's parser. An error names `file:line:column` and what was expected.
 
 mod cdc;
+pub mod depth;
 mod tokens;
 
 use std::collections::BTreeMap;
@@ -102,10 +103,12 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn new(file: &'a str, text: &'a str, start: usize, end: usize) -> Result<Self, ParseError> {
+        let tokens = tokens(file, text, start, end)?;
+        depth::check(file, text, &tokens)?;
         Ok(Self {
             file,
             text,
-            tokens: tokens(file, text, start, end)?,
+            tokens,
             next: 0,
             end,
         })

@@ -1,0 +1,300 @@
+//! Every run the server starts (a button, the API, the schedule, a file's arrival) goes in a
+//! child process of `reckon` (`reckon worker`), never in the server: a learner's query can
+//! overflow a stack, take all the memory or spin for ever, and none of that can be stopped
+//! inside a process. The parent sets hard limits before the child starts (`setrlimit`: private
+//! data, CPU time, open files; the child dies with the parent), polls the child's resident memory
+//! and kills it past [`Limits::resident`], kills it at [`Limits::wall`], and kills it when a lab's
+//! run is cancelled. The child records its run in the history as the command line does; a child
+//! that dies is recorded by the parent, with how it ended, and the next run recovers as after a
+//! crash (every flow's state is committed with its data).
+//!
+//! The protocol on the child's stdout: `started <id>` once it holds the lab's lock and has a
+//! history id, then `ok` or `failed <the error as JSON>`. Its stderr's last lines name what killed it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use app::api::ApiError;
+use app::model::RunStatus;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::watch;
+
+use crate::service::lab::Lab;
+
+/// What a run's process may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Resident memory (bytes), polled; past it the child is killed.
+    pub resident: u64,
+    /// Private writable memory it may map (`RLIMIT_DATA`), reservations and stacks included.
+    pub data: u64,
+    /// CPU seconds (`RLIMIT_CPU`), all threads together.
+    pub cpu_seconds: u64,
+    /// Wall time; past it the child is killed.
+    pub wall: Duration,
+    /// Open files (`RLIMIT_NOFILE`).
+    pub files: u64,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        resident: 2 << 30,
+        // jemalloc's arenas, the run's 512 MiB stack and tokio's threads reserve more than they
+        // use: 16 GiB of mappings for 2 GiB resident leaves them room.
+        data: 16 << 30,
+        cpu_seconds: 900,
+        wall: Duration::from_secs(300),
+        files: 4096,
+    };
+}
+
+/// How far behind the server's threads a run's go (the child's nice value): a run can keep both
+/// cores busy, and a reader still gets one as soon as it asks. A policy that forbids it leaves the
+/// child at the server's priority, which is only slower for readers, never wrong.
+const NICE: libc::c_int = 10;
+
+/// How often the parent reads the child's resident memory.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The `reckon` program that runs a lab's run: `RECKON_WORKER` when set, this program when it is
+/// `reckon`, else the `reckon` beside the folder this program is in (a test or bench binary in
+/// cargo's `deps/` folder runs the `reckon` cargo built beside it).
+fn program() -> Result<PathBuf, ApiError> {
+    if let Some(path) = std::env::var_os("RECKON_WORKER") {
+        return Ok(PathBuf::from(path));
+    }
+    let me = std::env::current_exe()
+        .map_err(|e| ApiError::Failed(format!("cannot find the reckon program: {e}")))?;
+    if me.file_stem().is_some_and(|s| s == "reckon") {
+        return Ok(me);
+    }
+    let beside = me
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("reckon"));
+    beside.filter(|p| p.is_file()).ok_or_else(|| {
+        ApiError::Failed("cannot find the reckon program for the run; set RECKON_WORKER".into())
+    })
+}
+
+/// Runs `lab`'s pipeline once in a child process within `limits`; tells `started` the run's
+/// history id once the child has one; `cancel` set to true kills it.
+pub async fn run(
+    lab: &Lab,
+    dedup: bool,
+    started: impl FnOnce(Option<i64>),
+    limits: Limits,
+    mut cancel: watch::Receiver<bool>,
+) -> Result<(), ApiError> {
+    let mut command = Command::new(program()?);
+    command
+        .args(crate::cli::args::global_args(&lab.config))
+        .args(["worker", "--started-by", lab.started_by_name()])
+        .args(dedup.then_some("--dedup"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: between fork and exec the closure only calls async-signal-safe functions
+    // (setrlimit, prctl) on values computed before the fork.
+    unsafe {
+        command.pre_exec(move || limit_self(&limits));
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| ApiError::Failed(format!("the run's process could not start: {e}")))?;
+    let pid = child.id().unwrap_or_default();
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let errors = tokio::spawn(async move {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text).await;
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let mut started = Some(started);
+    let mut id = None;
+    let mut said: Option<Result<(), ApiError>> = None;
+    let deadline = tokio::time::sleep(limits.wall);
+    tokio::pin!(deadline);
+    let mut poll = tokio::time::interval(POLL);
+    let mut cancelled = false;
+    let killed: Option<String> = loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => {
+                    if let Some(n) = line.strip_prefix("started ") {
+                        id = n.trim().parse().ok();
+                        if let Some(tell) = started.take() {
+                            tell(id);
+                        }
+                    } else if line == "ok" {
+                        said = Some(Ok(()));
+                    } else if let Some(why) = line.strip_prefix("failed ") {
+                        let error = serde_json::from_str(why)
+                            .unwrap_or_else(|_| ApiError::Failed(why.to_string()));
+                        said = Some(Err(error));
+                    }
+                }
+                // The child closed its stdout: it has ended, or is ending.
+                _ => break None,
+            },
+            () = &mut deadline => break Some(format!(
+                "the run passed {} s, the most a run may take, and was stopped",
+                limits.wall.as_secs()
+            )),
+            _ = poll.tick() => {
+                if let Some(bytes) = resident(pid).filter(|b| *b > limits.resident) {
+                    break Some(format!(
+                        "the run's memory passed {} MiB ({} MiB), the most a run may hold, and \
+                         it was stopped",
+                        limits.resident >> 20,
+                        bytes >> 20
+                    ));
+                }
+            }
+            changed = cancel.changed() => {
+                if changed.is_ok() && *cancel.borrow() {
+                    cancelled = true;
+                    break Some("the run was cancelled".to_string());
+                }
+            }
+        }
+    };
+    if killed.is_some() {
+        let _ = child.start_kill();
+    }
+    let status = child.wait().await;
+    let errors = errors.await.unwrap_or_default();
+    let why = match (killed, said) {
+        (Some(why), _) => why,
+        (None, Some(result)) => return result,
+        (None, None) => died(status.ok(), &errors),
+    };
+    // A child that died before it had a run id recorded nothing: the caller learns why from the
+    // result (the `started` it was given is dropped unused).
+    let status = match cancelled {
+        true => RunStatus::Canceled,
+        false => RunStatus::Failed,
+    };
+    record_end(lab, id, status, &why).await;
+    Err(ApiError::Failed(why))
+}
+
+/// In the child, before exec: the hard limits, death with the parent, a lower priority.
+fn limit_self(limits: &Limits) -> std::io::Result<()> {
+    let set = |resource, value: u64| {
+        let limit = libc::rlimit {
+            rlim_cur: value as libc::rlim_t,
+            rlim_max: value as libc::rlim_t,
+        };
+        // SAFETY: setrlimit reads the struct it is given.
+        match unsafe { libc::setrlimit(resource, &limit) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    };
+    set(libc::RLIMIT_DATA, limits.data)?;
+    set(libc::RLIMIT_CPU, limits.cpu_seconds)?;
+    set(libc::RLIMIT_NOFILE, limits.files)?;
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; setpriority reads integers.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::setpriority(libc::PRIO_PROCESS, 0, NICE);
+    }
+    Ok(())
+}
+
+/// A process's resident memory in bytes, from `/proc/PID/statm` (its second field, in pages).
+fn resident(pid: u32) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    Some(pages * page)
+}
+
+/// Why a child that said nothing ended: its signal or code, and its last words.
+fn died(status: Option<std::process::ExitStatus>, errors: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let last: Vec<&str> = errors.lines().rev().take(3).collect();
+    let said = last.into_iter().rev().collect::<Vec<_>>().join(" / ");
+    let how = match status {
+        Some(s) if s.signal() == Some(libc::SIGXCPU) || s.signal() == Some(libc::SIGKILL) => {
+            format!(
+                "the run's process was stopped by signal {} (past its CPU time?)",
+                s.signal().unwrap_or_default()
+            )
+        }
+        Some(s) if s.signal().is_some() => format!(
+            "the run's process died of signal {} (a stack overflow aborts with 6)",
+            s.signal().unwrap_or_default()
+        ),
+        Some(s) => format!("the run's process ended with {s} without saying how the run went"),
+        None => "the run's process could not be waited for".into(),
+    };
+    match said.is_empty() {
+        true => how,
+        false => format!("{how}: {said}"),
+    }
+}
+
+/// Records a run whose process the parent stopped, or that died, as ended with `why`.
+async fn record_end(lab: &Lab, id: Option<i64>, status: RunStatus, why: &str) {
+    let (Some(id), Some(history)) = (id, lab.history()) else {
+        return;
+    };
+    if let Err(e) = history.end_run(id, status, why).await {
+        tracing::warn!("could not record how run #{id} ended: {e}");
+    }
+}
+
+/// `reckon worker`: runs the lab's pipeline in this process and says how it went on stdout.
+/// Everything goes on one thread with a 512 MiB stack (reserved, not used), its own runtime
+/// included: a learner's deep expression that would overflow a small stack runs.
+pub fn worker(
+    config: crate::Config,
+    started_by: &'static str,
+    dedup: bool,
+) -> std::process::ExitCode {
+    use std::io::Write;
+    let run = std::thread::Builder::new()
+        .name("reckon-run".into())
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the run");
+            runtime.block_on(async move {
+                let lab = Lab::open(config)
+                    .await
+                    .map_err(crate::service::error::failed)?;
+                // As the server holds it: files read only from its landing/ folder.
+                let lab = lab.sharing(Default::default()).started_by(started_by);
+                let started = |id: Option<i64>| {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "started {}", id.unwrap_or_default());
+                    let _ = out.flush();
+                };
+                super::runs::run_pipeline(&lab, dedup, started).await
+            })
+        })
+        .expect("a thread for the run");
+    let result = run
+        .join()
+        .unwrap_or_else(|_| Err(ApiError::Failed("the run panicked".into())));
+    let mut out = std::io::stdout().lock();
+    let _ = match &result {
+        Ok(()) => writeln!(out, "ok"),
+        // As JSON, on one line: the parent answers with the same kind of error (a busy lab 409).
+        Err(e) => writeln!(
+            out,
+            "failed {}",
+            serde_json::to_string(e).unwrap_or_else(|_| "\"the run failed\"".into())
+        ),
+    };
+    let _ = out.flush();
+    std::process::ExitCode::SUCCESS
+}

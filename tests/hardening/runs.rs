@@ -1,0 +1,172 @@
+//! A learner's run cannot hurt the server: it goes in a process of its own with hard limits.
+//! A query that would overflow a stack, one that takes all the memory, one that never ends and
+//! one the learner cancels each end that run with its reason; the server answers throughout, and
+//! the lab's next run goes on as after a crash.
+
+use reckon::service::dashboard::child::Limits;
+use reckon::service::labs::LabsConfig;
+
+use super::*;
+
+const SQL: &str = "transformations/support.sql";
+
+/// A server whose runs may take `limits`, and a learner's lab `ann` holding a project.
+async fn lab_with(name: &str, limits: Limits) -> (Server, String) {
+    let server = Server::with_config(
+        name,
+        LabsConfig {
+            instructor_token: Some(INSTRUCTOR.into()),
+            max_runs: 2,
+            run_limits: limits,
+        },
+    )
+    .await;
+    let ann = server.create_lab("ann").await;
+    let example = "/api/labs/ann/pipeline/example";
+    server.ok_as("POST", example, Some(&ann), json!({})).await;
+    (server, ann)
+}
+
+/// Saves `sql` as the project's one SQL file.
+async fn save(server: &Server, ann: &str, sql: &str) -> common::Answer {
+    let uri = format!("/api/labs/ann/pipeline/files/{SQL}");
+    server.put_text(&uri, Some(ann), sql).await
+}
+
+/// Runs the lab's project, waiting for its end: (status, error).
+async fn run(server: &Server, ann: &str) -> (String, String) {
+    let run = server
+        .ok("POST", "/api/labs/ann/runs?wait=true", ann, json!({}))
+        .await;
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (text(&run["status"]), text(&run["error"]))
+}
+
+/// The server still answers a page read.
+async fn answers(server: &Server, ann: &str) {
+    let runs = server
+        .api("GET", "/api/labs/ann/runs", Some(ann), json!({}))
+        .await;
+    assert_eq!(runs.status, StatusCode::OK, "{}", runs.json);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_expression_runs_and_one_past_the_limit_is_refused_at_save() {
+    let (server, ann) = lab_with("deep", Limits::DEFAULT).await;
+    // 1,990 terms: deeper than a 2 MiB stack took (the server aborted at 500), within the limit.
+    let deep = format!(
+        "CREATE MATERIALIZED VIEW deep AS SELECT {} AS v;\n",
+        vec!["1"; 1990].join(" + ")
+    );
+    save(&server, &ann, &deep)
+        .await
+        .ok("a deep expression within the limit");
+    assert_eq!(
+        run(&server, &ann).await,
+        ("succeeded".into(), String::new())
+    );
+    // 30,000 terms (60 KB): refused where it passes the limit, the file left as it was.
+    let deeper = format!(
+        "-- the sum\nCREATE MATERIALIZED VIEW deep AS SELECT {} AS v;\n",
+        vec!["1"; 30_000].join("+")
+    );
+    let refused = save(&server, &ann, &deeper).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert_eq!(refused.json["line"], 2, "{}", refused.json);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap()
+            .contains("deeper than 2000"),
+        "{}",
+        refused.json
+    );
+    answers(&server, &ann).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
+    let limits = Limits {
+        wall: Duration::from_secs(4),
+        resident: 512 << 20,
+        ..Limits::DEFAULT
+    };
+    let (server, ann) = lab_with("bounded", limits).await;
+    // A cross join of a million rows each: hours of work.
+    let slow = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
+                FROM (SELECT unnest(range(1000000)) AS a) x, (SELECT unnest(range(1000000)) AS b) y;\n";
+    save(&server, &ann, slow).await.ok("a slow query");
+    let started = std::time::Instant::now();
+    let (status, error) = run(&server, &ann).await;
+    assert_eq!(status, "failed", "{error}");
+    assert!(error.contains("passed 4 s"), "{error}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    answers(&server, &ann).await;
+    // One row of 300 million numbers: gigabytes.
+    let big = "CREATE MATERIALIZED VIEW big AS SELECT cardinality(range(1, 300000000)) AS n;\n";
+    save(&server, &ann, big)
+        .await
+        .ok("a query that takes all the memory");
+    let (status, error) = run(&server, &ann).await;
+    assert_eq!(status, "failed", "{error}");
+    assert!(error.contains("memory passed 512 MiB"), "{error}");
+    // The run after them: a small view, computed.
+    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
+    save(&server, &ann, small).await.ok("a small view");
+    assert_eq!(
+        run(&server, &ann).await,
+        ("succeeded".into(), String::new())
+    );
+    let history = server
+        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
+        .await;
+    let statuses: Vec<&str> = history["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["succeeded", "failed", "failed"], "{history}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learner_cancels_a_run_and_it_ends_at_once() {
+    let (server, ann) = lab_with("cancel", Limits::DEFAULT).await;
+    let slow = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
+                FROM (SELECT unnest(range(1000000)) AS a) x, (SELECT unnest(range(1000000)) AS b) y;\n";
+    save(&server, &ann, slow).await.ok("a slow query");
+    let started = server
+        .ok("POST", "/api/labs/ann/runs", &ann, json!({}))
+        .await;
+    let id = started["id"].as_i64().unwrap();
+    // Nothing to cancel in another lab; this one's run stops.
+    let cancelled = server
+        .ok("POST", "/api/labs/ann/runs/cancel", &ann, json!({}))
+        .await;
+    assert_eq!(cancelled["cancelled"], true);
+    let at = std::time::Instant::now();
+    loop {
+        let run = server
+            .ok("GET", &format!("/api/labs/ann/runs/{id}"), &ann, json!({}))
+            .await;
+        if run["status"] != "running" {
+            assert_eq!(run["status"], "canceled", "{run}");
+            break;
+        }
+        assert!(
+            at.elapsed() < Duration::from_secs(10),
+            "still running: {run}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
+    save(&server, &ann, small).await.ok("a small view");
+    assert_eq!(
+        run(&server, &ann).await,
+        ("succeeded".into(), String::new())
+    );
+}
