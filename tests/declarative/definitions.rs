@@ -81,3 +81,45 @@ fn a_changed_view_is_recomputed_and_a_changed_stream_applies_to_new_rows() {
         ]
     );
 }
+
+#[test]
+fn a_query_that_does_not_resolve_is_refused_at_its_place_before_anything_is_written() {
+    let lab = TestLab::new("validate");
+    let project = project(&lab);
+    let ok = lab.ok(&["pipeline", "validate", &project]);
+    assert!(ok.starts_with("ok: "), "{ok}");
+    // `FROM` typed `FORM` in the gold view: it parses (FORM is taken for an alias) but its
+    // columns come from nowhere.
+    let sql = Path::new(&project).join("transformations/support.sql");
+    let text = std::fs::read_to_string(&sql).unwrap();
+    let typo = text.replacen("FROM silver_tickets", "FORM silver_tickets", 1);
+    std::fs::write(&sql, &typo).unwrap();
+    let line = typo[..typo.find("FORM silver_tickets").unwrap()]
+        .lines()
+        .count();
+    for command in ["validate", "run"] {
+        lab.ok(&["pipeline", "land", "support", "--days", "1-2"]);
+        let out = lab.reckon(&["pipeline", command, &project]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stdout(&out));
+        let error = stderr(&out);
+        assert!(
+            error.contains("transformations/support.sql:")
+                && error.contains("flow gold_daily_account_status does not resolve"),
+            "{command}: {error}"
+        );
+        // The place is the query's: at or just before the typo's line.
+        let at: usize = error.split(':').nth(2).unwrap().parse().unwrap();
+        assert!(
+            at <= line && line - at < 3,
+            "{command}: line {at}, typo on {line}: {error}"
+        );
+    }
+    assert!(
+        !lab.data().join("tables").exists()
+            || std::fs::read_dir(lab.data().join("tables"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "a refused run wrote nothing"
+    );
+}

@@ -170,3 +170,42 @@ async fn a_learner_cancels_a_run_and_it_ends_at_once() {
         ("succeeded".into(), String::new())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
+    let (server, ann) = lab_with("crashed", Limits::DEFAULT).await;
+    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
+    save(&server, &ann, small).await.ok("a small view");
+    // A command-line run of the lab that dies mid-way: its record says running.
+    let project = server.folder("ann").join("project");
+    let project = project.to_str().unwrap();
+    let args = [
+        "--lab",
+        "ann",
+        "--crash-at",
+        "small:after-read",
+        "pipeline",
+        "run",
+        project,
+    ];
+    let out = server.lab.reckon(&args);
+    assert!(!out.status.success(), "no crash: {}", common::stdout(&out));
+    let history = server
+        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
+        .await;
+    assert_eq!(history["runs"][0]["status"], "running", "{history}");
+    // The next run finds the lab's lock free: the cut run is recorded as ended by a crash.
+    assert_eq!(
+        run(&server, &ann).await,
+        ("succeeded".into(), String::new())
+    );
+    let history = server
+        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
+        .await;
+    let cut = &history["runs"][1];
+    assert_eq!(cut["status"], "failed", "{history}");
+    assert!(
+        cut["error"].as_str().unwrap().contains("ended by a crash"),
+        "{history}"
+    );
+}

@@ -8,6 +8,7 @@ use app::model::{FlowRun, FlowStatus};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
+use crate::engine::pipeline::declared;
 use crate::engine::pipeline::graph::FlowKind;
 use crate::engine::pipeline::sql::Format;
 use crate::engine::pipeline::{example, history};
@@ -22,6 +23,9 @@ pub enum PipelineCommand {
         #[arg(long, value_delimiter = ',')]
         full_refresh: Vec<String>,
     },
+    /// Analyse every flow without running it: names, columns and types resolved (exit 0: all
+    /// resolve, 2: one does not, named at its file, line and column). Nothing is written.
+    Validate { project: PathBuf },
     /// A project's datasets, flows and edges.
     Graph {
         project: PathBuf,
@@ -244,6 +248,30 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
                         "    {}  {:<6}  {}  (commit {}){late}",
                         e.sequence, e.op, e.source, e.commit
                     );
+                }
+            }
+        }
+        PipelineCommand::Validate { project } => {
+            let graph = match lab.project(&project) {
+                Ok(graph) => graph,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            match declared::validate::validate(&lab.flows(), &graph).await {
+                Ok(validated) => {
+                    println!("ok: {} flow(s) resolve", validated.resolved.len());
+                    for (flow, source) in &validated.by_name_only {
+                        println!(
+                            "    {flow}: resolved by name only until {source} has columns \
+                             (its first run checks it)"
+                        );
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(2));
                 }
             }
         }

@@ -286,6 +286,24 @@ impl History {
         Ok(())
     }
 
+    /// Records every run of `lab` still marked running as ended by a crash: called while holding
+    /// the lab's lock, when none of them can still be going on. How many there were.
+    pub async fn end_crashed_runs(&self, lab: &str) -> Result<u64, HistoryError> {
+        let mut tx = self.write().await?;
+        let done = sqlx::query(
+            "UPDATE runs SET finished_at = ?, status = ?, error = ? WHERE lab = ? AND status = ?",
+        )
+        .bind(now())
+        .bind(RunStatus::Failed.as_str())
+        .bind("ended by a crash: its process stopped before it could record how the run went")
+        .bind(lab)
+        .bind(RunStatus::Running.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
     /// The lab's last run that is not running any more, `None` before any.
     pub async fn last_finished_run(&self, lab: &str) -> Result<Option<RunSummary>, HistoryError> {
         let row: Option<RunRow> = sqlx::query_as(composed(format!(

@@ -88,6 +88,7 @@ pub async fn run(
     limits: Limits,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<(), ApiError> {
+    end_crashed_runs(lab).await;
     let mut command = Command::new(program()?);
     command
         .args(crate::cli::args::global_args(&lab.config))
@@ -237,6 +238,22 @@ fn died(status: Option<std::process::ExitStatus>, errors: &str) -> String {
     match said.is_empty() {
         true => how,
         false => format!("{how}: {said}"),
+    }
+}
+
+/// Runs of the lab still marked running while nobody holds its lock were cut by a crash (a
+/// command-line run killed, a server stopped hard): recorded as such before the next run.
+async fn end_crashed_runs(lab: &Lab) {
+    let (Ok(Some(_lock)), Some(history)) = (lab.try_lock(), lab.history()) else {
+        return;
+    };
+    match history.end_crashed_runs(&lab.config.lab).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            "lab {}: {n} run(s) recorded as ended by a crash",
+            lab.config.lab
+        ),
+        Err(e) => tracing::warn!("could not record the runs a crash ended: {e}"),
     }
 }
 

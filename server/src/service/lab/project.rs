@@ -77,6 +77,11 @@ impl Lab {
             return Err(LabError::Flow(FlowError::Refused(refusal)));
         }
         let _lock = self.lock()?;
+        // Every flow analysed before anything is written: one that does not resolve refuses
+        // the run at its place (PIPELINES §2).
+        declared::validate::validate(&self.flows(), graph)
+            .await
+            .map_err(|e| LabError::Flow(e.into()))?;
         for name in full_refresh {
             self.refresh(name).await?;
         }

@@ -14,6 +14,7 @@ mod quarantine;
 mod rules;
 mod session;
 pub mod sources;
+pub mod validate;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -70,6 +70,17 @@ pub fn visible(batch: &RecordBatch) -> Result<RecordBatch, arrow::error::ArrowEr
     batch.project(&keep)
 }
 
+/// The columns a dataset holds of rows with `schema`: the hidden ones left out, as [`visible`].
+pub fn visible_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .filter(|f| !HIDDEN.contains(&f.name().as_str()))
+        .map(|f| f.as_ref().clone())
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 /// Drops rows whose key was seen before (in this run or any earlier one), remembering new keys.
 pub fn drop_duplicates(
     batch: &RecordBatch,

@@ -216,4 +216,12 @@ fn views_nest_so_deep_at_most_and_names_stay_in_the_lab() {
         .to_string();
         assert!(error.contains("letters, digits and _"), "{name}: {error}");
     }
+    // Reckon's own tables start with `_`: a dataset named so is refused at its place.
+    let error = graph("\n\nCREATE STREAMING TABLE _quarantine AS SELECT 1 AS one;")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(":3:") && error.contains("starts with `_`"),
+        "{error}"
+    );
 }

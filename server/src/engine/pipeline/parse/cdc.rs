@@ -55,7 +55,7 @@ impl Reader<'_> {
     pub(super) fn auto_cdc(&mut self, name: String, at: Place) -> Result<AutoCdc, ParseError> {
         self.expect("cdc")?;
         self.expect("into")?;
-        let target = self.dataset_name("the target table")?;
+        let target = self.defined_name("the target table")?;
         self.expect("from")?;
         self.expect("stream")?;
         let parenthesised = self.symbol('(');

@@ -184,6 +184,21 @@ impl<'a> Reader<'a> {
         Ok(name)
     }
 
+    /// The name of a dataset or flow being defined: also not starting with `_`, which Reckon's
+    /// own tables do (`_quarantine`); a learner's `_quarantine` would be written over by them.
+    fn defined_name(&mut self, what: &str) -> Result<String, ParseError> {
+        let at = self.next;
+        let name = self.dataset_name(what)?;
+        if name.starts_with('_') {
+            self.next = at;
+            return self.error(&format!(
+                "{what}: {name} starts with `_`, which Reckon keeps for its own tables \
+                 (`_quarantine`); pick another name"
+            ));
+        }
+        Ok(name)
+    }
+
     fn text_literal(&mut self, what: &str) -> Result<String, ParseError> {
         match self.tokens.get(self.next) {
             Some((Token::Text(t), _)) => {
@@ -229,7 +244,7 @@ impl<'a> Reader<'a> {
             return self
                 .error("`STREAMING TABLE`, `MATERIALIZED VIEW`, `TEMPORARY VIEW` or `FLOW`");
         };
-        let name = self.dataset_name("a name")?;
+        let name = self.defined_name("a name")?;
         let mut dataset = Dataset {
             kind,
             name,
@@ -262,14 +277,14 @@ impl<'a> Reader<'a> {
     }
 
     fn flow(mut self, at: Place) -> Result<Statement, ParseError> {
-        let name = self.dataset_name("the flow's name")?;
+        let name = self.defined_name("the flow's name")?;
         self.expect("as")?;
         if self.eat("auto") {
             return Ok(Statement::AutoCdc(self.auto_cdc(name, at)?));
         }
         self.expect("insert")?;
         self.expect("into")?;
-        let target = self.dataset_name("the target table")?;
+        let target = self.defined_name("the target table")?;
         self.expect("by")?;
         self.expect("name")?;
         let query = self.query()?;
