@@ -41,6 +41,8 @@ async fn uploads_are_checked_before_anything_is_written() {
         "a/../../x.json",
         "a/.b/c.json",
         "_x.json",
+        // A folder's path: it answered 500 with the server's path and left a hidden partial.
+        "leak1.json/",
     ];
     let clashes = [
         ["x.json", "x.json/y.json"],

@@ -123,3 +123,13 @@ fn a_query_that_does_not_resolve_is_refused_at_its_place_before_anything_is_writ
         "a refused run wrote nothing"
     );
 }
+
+#[test]
+fn a_self_join_reads_its_table_once() {
+    let lab = TestLab::new("self-join");
+    let view = "CREATE MATERIALIZED VIEW pairs AS SELECT a.id, b.id AS other FROM t a, t b WHERE a.id < b.id;";
+    let dir = sql_project(&lab, "pairs", &format!("{TABLE}\n{view}\n"));
+    land(&lab, "1.json", &[(1, "open"), (2, "closed"), (3, "open")]);
+    lab.ok(&["pipeline", "run", dir.to_str().unwrap()]);
+    assert_eq!(lab.table("pairs").len(), 3);
+}

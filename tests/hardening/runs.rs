@@ -209,3 +209,13 @@ async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
         "{history}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_name_that_is_a_path_is_bad_input_not_a_server_error() {
+    let (server, ann) = lab_with("history-path", Limits::DEFAULT).await;
+    let uri = "/api/labs/ann/pipeline/history?table=../x&key=1";
+    let answer = server.api("GET", uri, Some(&ann), json!({})).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
+    assert_eq!(answer.json["field"], "table", "{}", answer.json);
+    assert!(!answer.json.to_string().contains("/tmp"), "{}", answer.json);
+}

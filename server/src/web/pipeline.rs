@@ -280,5 +280,10 @@ pub async fn key_history(
             .cloned()
             .ok_or_else(|| ApiError::field(name, "required"))
     };
-    Ok(Json(lab.key_history(&text("table")?, &text("key")?).await?))
+    let table = text("table")?;
+    if !crate::engine::tables::is_table_name(&table) {
+        let why = "a table's name: letters, digits and _";
+        return Err(ApiError::field("table", why).into());
+    }
+    Ok(Json(lab.key_history(&table, &text("key")?).await?))
 }

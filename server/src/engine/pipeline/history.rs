@@ -53,6 +53,11 @@ pub async fn key_history(
     target: &str,
     key: &str,
 ) -> Result<KeyHistory, FlowError> {
+    if !crate::engine::tables::is_table_name(target) {
+        return Err(FlowError::Refused(format!(
+            "table: {target:?} is not a table's name (letters, digits and _)"
+        )));
+    }
     let table = cx
         .tables
         .open_named(target)

@@ -69,6 +69,9 @@ pub fn checked_path(path: &str) -> Result<PathBuf, WorkspaceError> {
     if path.is_empty() || path.len() > 255 {
         return Err(bad("a path of 1 to 255 characters"));
     }
+    if path.ends_with('/') {
+        return Err(bad("a file's path, not a folder's (it ends with `/`)"));
+    }
     if path.contains('\\') || path.chars().any(char::is_control) {
         return Err(bad(
             "names separated by `/`, without `\\` or control characters",

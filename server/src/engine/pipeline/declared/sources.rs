@@ -114,6 +114,10 @@ pub async fn register(
     out: &mut Registered,
 ) -> Result<(), FlowError> {
     for read in reads {
+        // A query that reads one table twice (a self-join, `FROM t a, t b`) reads it once.
+        if !read.stream && ctx.table_exist(read.name.as_str()).unwrap_or(false) {
+            continue;
+        }
         match &read.source {
             Source::Files {
                 path,

@@ -41,14 +41,21 @@ fn refused(path: &str, detail: impl Into<String>) -> FlowError {
 }
 
 /// Writes a file into a landing folder whole: into a dot-file beside it (which [`list`] skips),
-/// then renamed over it, so a run never reads half a file.
+/// then renamed over it, so a run never reads half a file. Each write has a dot-file of its own
+/// (two uploads of one path at once: the last rename wins, neither fails), removed if the write
+/// fails.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let folder = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(folder)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let partial = folder.join(format!(".{name}.partial"));
-    std::fs::write(&partial, bytes)?;
-    std::fs::rename(&partial, path)
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = folder.join(format!(".{name}.{}.{n}.partial", std::process::id()));
+    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 /// Every file under `path` (relative to `data_dir`), in path order. With `landing_only` (a lab on
