@@ -10,6 +10,13 @@ use super::*;
 
 const SQL: &str = "transformations/support.sql";
 
+/// A cross join of a million rows each: hours of work.
+const SLOW: &str = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
+    FROM (SELECT unnest(range(1000000)) AS a) x, (SELECT unnest(range(1000000)) AS b) y;\n";
+
+/// A view computed at once.
+const SMALL: &str = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
+
 /// A server whose runs may take `limits`, and a learner's lab `ann` holding a project.
 async fn lab_with(name: &str, limits: Limits) -> (Server, String) {
     let server = Server::with_config(
@@ -42,6 +49,16 @@ async fn run(server: &Server, ann: &str) -> (String, String) {
     (text(&run["status"]), text(&run["error"]))
 }
 
+/// Runs the lab's project and insists it succeeds.
+async fn succeeds(server: &Server, ann: &str) {
+    assert_eq!(run(server, ann).await, ("succeeded".into(), String::new()));
+}
+
+/// The lab's runs, newest first.
+async fn history(server: &Server, ann: &str) -> Value {
+    server.ok("GET", "/api/labs/ann/runs", ann, json!({})).await
+}
+
 /// The server still answers a page read.
 async fn answers(server: &Server, ann: &str) {
     let runs = server
@@ -61,10 +78,7 @@ async fn a_deep_expression_runs_and_one_past_the_limit_is_refused_at_save() {
     save(&server, &ann, &deep)
         .await
         .ok("a deep expression within the limit");
-    assert_eq!(
-        run(&server, &ann).await,
-        ("succeeded".into(), String::new())
-    );
+    succeeds(&server, &ann).await;
     // 30,000 terms (60 KB): refused where it passes the limit, the file left as it was.
     let deeper = format!(
         "-- the sum\nCREATE MATERIALIZED VIEW deep AS SELECT {} AS v;\n",
@@ -92,10 +106,7 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
         ..Limits::DEFAULT
     };
     let (server, ann) = lab_with("bounded", limits).await;
-    // A cross join of a million rows each: hours of work.
-    let slow = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
-                FROM (SELECT unnest(range(1000000)) AS a) x, (SELECT unnest(range(1000000)) AS b) y;\n";
-    save(&server, &ann, slow).await.ok("a slow query");
+    save(&server, &ann, SLOW).await.ok("a slow query");
     let started = std::time::Instant::now();
     let (status, error) = run(&server, &ann).await;
     assert_eq!(status, "failed", "{error}");
@@ -115,30 +126,22 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
     assert_eq!(status, "failed", "{error}");
     assert!(error.contains("memory passed 512 MiB"), "{error}");
     // The run after them: a small view, computed.
-    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
-    save(&server, &ann, small).await.ok("a small view");
-    assert_eq!(
-        run(&server, &ann).await,
-        ("succeeded".into(), String::new())
-    );
-    let history = server
-        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
-        .await;
-    let statuses: Vec<&str> = history["runs"]
+    save(&server, &ann, SMALL).await.ok("a small view");
+    succeeds(&server, &ann).await;
+    let runs = history(&server, &ann).await;
+    let statuses: Vec<&str> = runs["runs"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["succeeded", "failed", "failed"], "{history}");
+    assert_eq!(statuses, ["succeeded", "failed", "failed"], "{runs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_learner_cancels_a_run_and_it_ends_at_once() {
     let (server, ann) = lab_with("cancel", Limits::DEFAULT).await;
-    let slow = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
-                FROM (SELECT unnest(range(1000000)) AS a) x, (SELECT unnest(range(1000000)) AS b) y;\n";
-    save(&server, &ann, slow).await.ok("a slow query");
+    save(&server, &ann, SLOW).await.ok("a slow query");
     let started = server
         .ok("POST", "/api/labs/ann/runs", &ann, json!({}))
         .await;
@@ -163,19 +166,14 @@ async fn a_learner_cancels_a_run_and_it_ends_at_once() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
-    save(&server, &ann, small).await.ok("a small view");
-    assert_eq!(
-        run(&server, &ann).await,
-        ("succeeded".into(), String::new())
-    );
+    save(&server, &ann, SMALL).await.ok("a small view");
+    succeeds(&server, &ann).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
     let (server, ann) = lab_with("crashed", Limits::DEFAULT).await;
-    let small = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
-    save(&server, &ann, small).await.ok("a small view");
+    save(&server, &ann, SMALL).await.ok("a small view");
     // A command-line run of the lab that dies mid-way: its record says running.
     let project = server.folder("ann").join("project");
     let project = project.to_str().unwrap();
@@ -190,23 +188,16 @@ async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
     ];
     let out = server.lab.reckon(&args);
     assert!(!out.status.success(), "no crash: {}", common::stdout(&out));
-    let history = server
-        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
-        .await;
-    assert_eq!(history["runs"][0]["status"], "running", "{history}");
+    let runs = history(&server, &ann).await;
+    assert_eq!(runs["runs"][0]["status"], "running", "{runs}");
     // The next run finds the lab's lock free: the cut run is recorded as ended by a crash.
-    assert_eq!(
-        run(&server, &ann).await,
-        ("succeeded".into(), String::new())
-    );
-    let history = server
-        .ok("GET", "/api/labs/ann/runs", &ann, json!({}))
-        .await;
-    let cut = &history["runs"][1];
-    assert_eq!(cut["status"], "failed", "{history}");
+    succeeds(&server, &ann).await;
+    let runs = history(&server, &ann).await;
+    let cut = &runs["runs"][1];
+    assert_eq!(cut["status"], "failed", "{runs}");
     assert!(
         cut["error"].as_str().unwrap().contains("ended by a crash"),
-        "{history}"
+        "{runs}"
     );
 }
 
