@@ -80,7 +80,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         // A run of the server's, in a process of its own: it opens its lab itself.
         Command::Worker { started_by, dedup } => {
             let who: &'static str = Box::leak(started_by.into_boxed_str());
-            return Ok(reckon::service::dashboard::child::worker(
+            return Ok(reckon::service::dashboard::worker::worker(
                 config, who, dedup,
             ));
         }

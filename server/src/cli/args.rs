@@ -195,52 +195,6 @@ pub enum Command {
     },
 }
 
-/// The global arguments that make `config` again in another `reckon` process (a run's child):
-/// the data folder (the one holding the history), the lab, its broker and settings.
-pub fn global_args(config: &crate::Config) -> Vec<std::ffi::OsString> {
-    let root = config
-        .history
-        .parent()
-        .map_or_else(|| config.data_dir.clone(), |p| p.to_path_buf());
-    let suffix = format!(".{}", config.lab);
-    let topic = match config.lab.as_str() {
-        app::model::DEFAULT_LAB => config.topic.as_str(),
-        _ => config.topic.strip_suffix(&suffix).unwrap_or(&config.topic),
-    };
-    let hours = config
-        .vacuum_after
-        .map_or(0.0, |d| d.as_secs_f64() / 3600.0);
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "--data".into(),
-        root.into(),
-        "--lab".into(),
-        config.lab.clone().into(),
-        "--topic".into(),
-        topic.into(),
-        "--partitions".into(),
-        config.partitions.to_string().into(),
-        "--compact-after".into(),
-        config.compact_after.to_string().into(),
-        "--vacuum-after".into(),
-        hours.to_string().into(),
-        "--lock-wait".into(),
-        config.lock_wait.as_secs().to_string().into(),
-        "--broker-port".into(),
-        config.local_broker.port.to_string().into(),
-        "--broker-home".into(),
-        config.local_broker.home.clone().into(),
-        "--kafka-libs".into(),
-        config.local_broker.kafka_libs.clone().into(),
-    ];
-    if let Some(brokers) = &config.brokers {
-        args.extend(["--brokers".into(), brokers.into()]);
-    }
-    if let Some(point) = &config.crash_at {
-        args.extend(["--crash-at".into(), point.to_string().into()]);
-    }
-    args
-}
-
 /// `--vacuum-after`'s hours: 0 (never), or within [`crate::config::vacuum_after`]'s bounds.
 fn hours(text: &str) -> Result<f64, String> {
     let hours: f64 = text

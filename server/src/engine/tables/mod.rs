@@ -371,6 +371,18 @@ pub fn in_order() -> datafusion::prelude::SessionContext {
     datafusion::prelude::SessionContext::new_with_config(config)
 }
 
+/// A session for delta-rs writes that keep their rows' order: one partition, so one writer and
+/// one file (several writers store the rows in several files, in the order they finished).
+pub fn in_order_writes() -> std::sync::Arc<dyn datafusion::catalog::Session> {
+    let one = std::collections::HashMap::from([(
+        "datafusion.execution.target_partitions".to_string(),
+        "1".to_string(),
+    )]);
+    let ctx = deltalake::delta_datafusion::DeltaSessionContext::new_with_session_overrides(&one)
+        .expect("one partition is a valid setting");
+    std::sync::Arc::new(ctx.state())
+}
+
 /// Every row of the Parquet files `uris` (of a table's files); an error names `what` they are.
 pub async fn read_files(
     uris: &[String],

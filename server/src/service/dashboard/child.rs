@@ -2,7 +2,8 @@
 //! child process of `reckon` (`reckon worker`), never in the server: a learner's query can
 //! overflow a stack, take all the memory or spin for ever, and none of that can be stopped
 //! inside a process. The parent sets hard limits before the child starts (`setrlimit`: private
-//! data, CPU time, open files; the child dies with the parent), polls the child's resident memory
+//! data, CPU time, open files; the child ends when its stdin, held by the parent, closes), polls
+//! the child's resident memory
 //! and kills it past [`Limits::resident`], kills it at [`Limits::wall`], and kills it when a lab's
 //! run is cancelled. The child records its run in the history as the command line does; a child
 //! that dies is recorded by the parent, with how it ended, and the next run recovers as after a
@@ -55,6 +56,9 @@ impl Limits {
 /// child at the server's priority, which is only slower for readers, never wrong.
 const NICE: libc::c_int = 10;
 
+/// The bytes of the child's stderr kept, for the reason of a death.
+const STDERR_TAIL: usize = 16 << 10;
+
 /// How often the parent reads the child's resident memory.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -91,15 +95,24 @@ pub async fn run(
     end_crashed_runs(lab).await;
     let mut command = Command::new(program()?);
     command
-        .args(crate::cli::args::global_args(&lab.config))
+        .args(lab.config.global_args())
         .args(["worker", "--started-by", lab.started_by_name()])
         .args(dedup.then_some("--dedup"))
-        .stdin(Stdio::null())
+        // Held open by this process: the child ends when it reads the end of it (this
+        // process gone, or this run dropped).
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // The child's settings are its arguments alone, not the server's environment (its
+    // instructor token among it).
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RECKON_") {
+            command.env_remove(key);
+        }
+    }
     // SAFETY: between fork and exec the closure only calls async-signal-safe functions
-    // (setrlimit, prctl) on values computed before the fork.
+    // (getrlimit, setrlimit, setpriority, open, write, close) on values made before the fork.
     unsafe {
         command.pre_exec(move || limit_self(&limits));
     }
@@ -107,12 +120,19 @@ pub async fn run(
         .spawn()
         .map_err(|e| ApiError::Failed(format!("the run's process could not start: {e}")))?;
     let pid = child.id().unwrap_or_default();
+    let _stdin = child.stdin.take();
     let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
     let mut stderr = child.stderr.take().expect("stderr is piped");
+    // Its last words, for a child that dies: the tail of its stderr, never all of it.
     let errors = tokio::spawn(async move {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text).await;
-        String::from_utf8_lossy(&text).into_owned()
+        let (mut tail, mut chunk) = (Vec::new(), [0u8; 8192]);
+        while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.len() > 2 * STDERR_TAIL {
+                tail.drain(..tail.len() - STDERR_TAIL);
+            }
+        }
+        String::from_utf8_lossy(&tail).into_owned()
     });
     let mut started = Some(started);
     let mut id = None;
@@ -121,12 +141,14 @@ pub async fn run(
     tokio::pin!(deadline);
     let mut poll = tokio::time::interval(POLL);
     let mut cancelled = false;
+    // A dropped sender (the lab deleted) cannot cancel any more: stop asking it.
+    let mut can_cancel = true;
     let killed: Option<String> = loop {
         tokio::select! {
             line = lines.next_line() => match line {
                 Ok(Some(line)) => {
                     if let Some(n) = line.strip_prefix("started ") {
-                        id = n.trim().parse().ok();
+                        id = n.trim().parse().ok().filter(|n: &i64| *n > 0);
                         if let Some(tell) = started.take() {
                             tell(id);
                         }
@@ -155,22 +177,40 @@ pub async fn run(
                     ));
                 }
             }
-            changed = cancel.changed() => {
-                if changed.is_ok() && *cancel.borrow() {
+            changed = cancel.changed(), if can_cancel => match changed {
+                Ok(()) if *cancel.borrow() => {
                     cancelled = true;
                     break Some("the run was cancelled".to_string());
                 }
-            }
+                Ok(()) => {}
+                Err(_) => can_cancel = false,
+            },
         }
     };
     if killed.is_some() {
         let _ = child.start_kill();
     }
     let status = child.wait().await;
+    // What it said before it ended or was stopped (a line sent just before a kill included).
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line == "ok" {
+            said = Some(Ok(()));
+        } else if let Some(why) = line.strip_prefix("failed ") {
+            let error =
+                serde_json::from_str(why).unwrap_or_else(|_| ApiError::Failed(why.to_string()));
+            said = Some(Err(error));
+        }
+    }
     let errors = errors.await.unwrap_or_default();
     let why = match (killed, said) {
+        // It finished before the kill took: the run is what it said.
+        (_, Some(Ok(()))) => return Ok(()),
+        (None, Some(Err(e))) => {
+            // Recorded by the child, unless it failed past recording (a panic): then here.
+            record_end(lab, id, RunStatus::Failed, &e.to_string()).await;
+            return Err(e);
+        }
         (Some(why), _) => why,
-        (None, Some(result)) => return result,
         (None, None) => died(status.ok(), &errors),
     };
     // A child that died before it had a run id recorded nothing: the caller learns why from the
@@ -183,26 +223,41 @@ pub async fn run(
     Err(ApiError::Failed(why))
 }
 
-/// In the child, before exec: the hard limits, death with the parent, a lower priority.
+/// In the child, before exec: the hard limits (never above the hard limits the server has), no
+/// core files, a lower priority, and first in line for the kernel's OOM killer.
 fn limit_self(limits: &Limits) -> std::io::Result<()> {
     let set = |resource, value: u64| {
-        let limit = libc::rlimit {
-            rlim_cur: value as libc::rlim_t,
-            rlim_max: value as libc::rlim_t,
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
         };
-        // SAFETY: setrlimit reads the struct it is given.
-        match unsafe { libc::setrlimit(resource, &limit) } {
-            0 => Ok(()),
-            _ => Err(std::io::Error::last_os_error()),
+        // SAFETY: getrlimit and setrlimit read and write the struct they are given.
+        unsafe {
+            if libc::getrlimit(resource, &mut limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let value = (value as libc::rlim_t).min(limit.rlim_max);
+            limit.rlim_cur = value;
+            limit.rlim_max = value;
+            match libc::setrlimit(resource, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
         }
     };
     set(libc::RLIMIT_DATA, limits.data)?;
     set(libc::RLIMIT_CPU, limits.cpu_seconds)?;
     set(libc::RLIMIT_NOFILE, limits.files)?;
-    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; setpriority reads integers.
+    set(libc::RLIMIT_CORE, 0)?;
+    // SAFETY: setpriority reads integers; open, write and close take a static C string and a
+    // static buffer.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::setpriority(libc::PRIO_PROCESS, 0, NICE);
+        let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
+        if fd >= 0 {
+            libc::write(fd, b"1000".as_ptr().cast(), 4);
+            libc::close(fd);
+        }
     }
     Ok(())
 }
@@ -265,53 +320,4 @@ async fn record_end(lab: &Lab, id: Option<i64>, status: RunStatus, why: &str) {
     if let Err(e) = history.end_run(id, status, why).await {
         tracing::warn!("could not record how run #{id} ended: {e}");
     }
-}
-
-/// `reckon worker`: runs the lab's pipeline in this process and says how it went on stdout.
-/// Everything goes on one thread with a 512 MiB stack (reserved, not used), its own runtime
-/// included: a learner's deep expression that would overflow a small stack runs.
-pub fn worker(
-    config: crate::Config,
-    started_by: &'static str,
-    dedup: bool,
-) -> std::process::ExitCode {
-    use std::io::Write;
-    let run = std::thread::Builder::new()
-        .name("reckon-run".into())
-        .stack_size(512 << 20)
-        .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime for the run");
-            runtime.block_on(async move {
-                let lab = Lab::open(config)
-                    .await
-                    .map_err(crate::service::error::failed)?;
-                // As the server holds it: files read only from its landing/ folder.
-                let lab = lab.sharing(Default::default()).started_by(started_by);
-                let started = |id: Option<i64>| {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "started {}", id.unwrap_or_default());
-                    let _ = out.flush();
-                };
-                super::runs::run_pipeline(&lab, dedup, started).await
-            })
-        })
-        .expect("a thread for the run");
-    let result = run
-        .join()
-        .unwrap_or_else(|_| Err(ApiError::Failed("the run panicked".into())));
-    let mut out = std::io::stdout().lock();
-    let _ = match &result {
-        Ok(()) => writeln!(out, "ok"),
-        // As JSON, on one line: the parent answers with the same kind of error (a busy lab 409).
-        Err(e) => writeln!(
-            out,
-            "failed {}",
-            serde_json::to_string(e).unwrap_or_else(|_| "\"the run failed\"".into())
-        ),
-    };
-    let _ = out.flush();
-    std::process::ExitCode::SUCCESS
 }

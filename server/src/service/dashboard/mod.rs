@@ -8,6 +8,7 @@ pub mod child;
 mod running;
 mod runs;
 pub mod settings;
+pub mod worker;
 mod workspace;
 
 use std::sync::{Arc, Mutex};

@@ -6,40 +6,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use app::api::ApiError;
-use app::model::{PipelineKind, RunStarted, RunStatus};
+use app::model::{RunStarted, RunStatus};
 use tokio::sync::oneshot;
 
 use super::child;
 use super::running::{Ended, Running};
 use super::{Dashboard, dedup_in_effect};
-use crate::service::error::{failed, refused};
-use crate::service::lab::Lab;
-
-/// Runs the lab's pipeline once: its project's flows, or the course's streams and check.
-pub(super) async fn run_pipeline(
-    lab: &Lab,
-    dedup: bool,
-    started: impl FnOnce(Option<i64>),
-) -> Result<(), ApiError> {
-    match lab.kind() {
-        PipelineKind::Course => lab
-            .pipeline_with(dedup, started)
-            .await
-            .map(|_| ())
-            .map_err(failed),
-        PipelineKind::Project => {
-            let graph = lab.project_graph().map_err(refused)?;
-            let run = lab
-                .run_project_with(&graph, &[], started)
-                .await
-                .map_err(failed)?;
-            match run.error() {
-                Some(error) => Err(ApiError::Failed(error)),
-                None => Ok(()),
-            }
-        }
-    }
-}
 
 impl Dashboard {
     /// Starts a pipeline run; answers once it has an id, or, with `wait`, once it has ended.

@@ -313,8 +313,12 @@ impl Flow for Declared<'_> {
             }
         };
         let committed = tables::commit_properties(&table, progress);
+        // One partition, so one file in the rows' order: a stream of this table reads its rows
+        // in landing order (several writers would store them in several files, in the order
+        // the writers finished).
         let table = table
             .write(vec![rows])
+            .with_session_state(tables::in_order_writes())
             .with_save_mode(save)
             .with_schema_mode(schema)
             .with_commit_properties(committed)

@@ -245,7 +245,10 @@ impl Condition {
     fn passes(&self, rows: &RecordBatch) -> Option<Vec<bool>> {
         let value = self.0.evaluate(rows).ok()?;
         let array = value.into_array(rows.num_rows()).ok()?;
-        let verdicts = array.as_boolean_opt()?;
+        // One verdict per row, or none: a verdict must never shift onto another row.
+        let verdicts = array
+            .as_boolean_opt()
+            .filter(|v| v.len() == rows.num_rows())?;
         Some(verdicts.iter().map(|v| v == Some(true)).collect())
     }
 }

@@ -17,6 +17,7 @@
 use std::time::Duration;
 
 use arrow::array::RecordBatch;
+use arrow::datatypes::DataType;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -103,10 +104,13 @@ pub fn size(batch: &RecordBatch) -> usize {
     batch
         .columns()
         .iter()
-        .map(|c| {
-            let data = c.to_data();
-            data.get_slice_memory_size()
-                .unwrap_or_else(|_| c.get_array_memory_size())
+        .map(|c| match c.data_type() {
+            // A view's slice size counts its views, not the strings they point into.
+            DataType::Utf8View | DataType::BinaryView => c.get_array_memory_size(),
+            _ => c
+                .to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size()),
         })
         .sum()
 }

@@ -21,7 +21,7 @@ use super::{TableState, committed, state_dir};
 use crate::engine::flow::FlowContext;
 use crate::engine::flows::FlowError;
 use crate::engine::pipeline::files::{decode, schema};
-use crate::engine::pipeline::graph::{FlowKind, Graph};
+use crate::engine::pipeline::graph::{Flow, FlowKind, Graph};
 use crate::engine::pipeline::parse::Place;
 use crate::engine::pipeline::sql::{FlowQuery, Source};
 use crate::engine::state;
@@ -57,7 +57,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
         let ctx = SessionContext::new();
         let mut unknown = None;
         for (view, query) in &flow.views {
-            unknown = unknown.or(register(&ctx, cx, &mut known, query, graph).await);
+            unknown = unknown.or(register(&ctx, cx, &mut known, query, flow, graph).await);
             if unknown.is_none() {
                 let df = ctx
                     .sql(&query.sql)
@@ -67,7 +67,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
                     .map_err(|e| unresolved(e.to_string()))?;
             }
         }
-        unknown = unknown.or(register(&ctx, cx, &mut known, &flow.query, graph).await);
+        unknown = unknown.or(register(&ctx, cx, &mut known, &flow.query, flow, graph).await);
         if let Some(source) = unknown {
             validated.by_name_only.push((flow.name.clone(), source));
             known.entry(flow.target.clone()).or_insert(None);
@@ -83,8 +83,16 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
             FlowKind::AutoCdc => stored_columns(cx, &flow.target).await,
             _ => Some(visible_schema(df.schema().as_arrow())),
         };
-        // A table fed by several flows has their union: the first flow's columns stand for it.
-        known.entry(flow.target.clone()).or_insert(columns);
+        // A table fed by several flows has their union by name (and what its table holds).
+        let before = match known.get(&flow.target) {
+            Some(before) => before.clone(),
+            None => stored_columns(cx, &flow.target).await,
+        };
+        let columns = match (before, columns) {
+            (Some(a), Some(b)) => Some(union(&a, &b)),
+            (a, b) => a.or(b),
+        };
+        known.insert(flow.target.clone(), columns);
         validated.resolved.push(flow.name.clone());
     }
     Ok(validated)
@@ -97,9 +105,21 @@ async fn register(
     cx: &FlowContext,
     known: &mut BTreeMap<String, Option<SchemaRef>>,
     query: &FlowQuery,
+    flow: &Flow,
     graph: &Graph,
 ) -> Option<String> {
     for read in &query.reads {
+        // A temporary view the flow reads through is registered by the flow (its views come
+        // first, innermost first); a stream of it under a name of its own reads the same.
+        if let Source::Table(view) = &read.source
+            && flow.views.iter().any(|(v, _)| v == view)
+        {
+            if &read.name != view {
+                let provider = ctx.table_provider(view.as_str()).await.ok()?;
+                let _ = ctx.register_table(read.name.as_str(), provider);
+            }
+            continue;
+        }
         let columns = match &read.source {
             Source::Files {
                 path, schema: ddl, ..
@@ -113,8 +133,6 @@ async fn register(
             }
             Source::Table(name) => match known.get(name) {
                 Some(columns) => columns.clone(),
-                // A view of the flow is registered by the flow's own views.
-                None if graph.dataset(name).is_none() => continue,
                 None => stored_columns(cx, name).await,
             },
         };
@@ -173,6 +191,17 @@ async fn fixed_schema(cx: &FlowContext, graph: &Graph, path: &str) -> Option<Str
         }
     }
     None
+}
+
+/// The columns of `a` and then those of `b` that `a` lacks (by name), as a table fed by both has.
+fn union(a: &SchemaRef, b: &SchemaRef) -> SchemaRef {
+    let mut fields: Vec<_> = a.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for field in b.fields() {
+        if a.field_with_name(field.name()).is_err() {
+            fields.push(field.as_ref().clone().with_nullable(true));
+        }
+    }
+    Arc::new(Schema::new(fields))
 }
 
 /// The columns dataset `name`'s table holds, if it has been written.

@@ -12,26 +12,53 @@ use super::{ParseError, Place};
 pub const MOST: usize = 2000;
 
 /// Words that start a new expression at their level: what came before them is not chained.
-const SEPARATORS: [&str; 12] = [
-    "select", "from", "where", "on", "when", "then", "else", "group", "order", "having", "join",
-    "union",
+/// (Not `WHEN`, `THEN` or `ELSE`: a `CASE` is a level of its own, from `CASE` to `END`, and an
+/// operator chain may run through it.)
+const SEPARATORS: [&str; 9] = [
+    "select", "from", "where", "on", "group", "order", "having", "join", "union",
 ];
 
 /// Operators by how tightly they bind, loosest first: a chain of one class nests once per
 /// operator, and an operand of a looser operator (`a = b` in `a = b OR c = d`) is a subtree of
 /// its own, not part of the chain.
 fn class(token: &Token) -> Option<usize> {
+    let word = |w: &String, of: &[&str]| of.iter().any(|o| w.eq_ignore_ascii_case(o));
     match token {
-        Token::Word(w) if w.eq_ignore_ascii_case("or") => Some(0),
-        Token::Word(w) if w.eq_ignore_ascii_case("and") => Some(1),
-        Token::Symbol('=' | '<' | '>' | '!') => Some(2),
-        Token::Symbol('+' | '-' | '|' | '&' | '^') => Some(3),
-        Token::Symbol('*' | '/' | '%') => Some(4),
+        Token::Word(w) if word(w, &["or"]) => Some(0),
+        Token::Word(w) if word(w, &["and"]) => Some(1),
+        Token::Word(w) if word(w, &["not"]) => Some(2),
+        Token::Word(w)
+            if word(
+                w,
+                &[
+                    "is", "like", "ilike", "rlike", "regexp", "similar", "in", "between",
+                    "collate", "escape",
+                ],
+            ) =>
+        {
+            Some(3)
+        }
+        Token::Symbol('=' | '<' | '>' | '!' | '~') => Some(3),
+        Token::Symbol('+' | '-' | '|' | '&' | '^') => Some(4),
+        Token::Symbol('*' | '/' | '%') => Some(5),
+        // `::` (a cast) and `.`/`[` after an expression bind tightest.
+        Token::Symbol(':' | '.') => Some(6),
         _ => None,
     }
 }
 
-const CLASSES: usize = 5;
+const CLASSES: usize = 7;
+
+/// Whether a token opens or closes a level: parentheses, brackets, and `CASE ... END`.
+fn opens(token: &Token) -> bool {
+    matches!(token, Token::Symbol('(' | '['))
+        || matches!(token, Token::Word(w) if w.eq_ignore_ascii_case("case"))
+}
+
+fn closes(token: &Token) -> bool {
+    matches!(token, Token::Symbol(')' | ']'))
+        || matches!(token, Token::Word(w) if w.eq_ignore_ascii_case("end"))
+}
 
 /// Refuses the statement whose `tokens` (of `text`, in `file`) nest deeper than [`MOST`].
 pub(super) fn check(file: &str, text: &str, tokens: &[Spanned]) -> Result<(), ParseError> {
@@ -43,11 +70,11 @@ pub(super) fn check(file: &str, text: &str, tokens: &[Spanned]) -> Result<(), Pa
         let last = levels.len() - 1;
         let chained = |level: &[usize; CLASSES]| level.iter().sum::<usize>();
         match token {
-            Token::Symbol('(' | '[') => {
+            t if opens(t) => {
                 levels.push([0; CLASSES]);
                 depth += 1;
             }
-            Token::Symbol(')' | ']') if last > 0 => {
+            t if closes(t) && last > 0 => {
                 depth -= 1 + levels.pop().map_or(0, |l| chained(&l));
             }
             Token::Symbol(',') => {
@@ -116,6 +143,13 @@ mod tests {
             ")".repeat(2500)
         ))
         .unwrap_err();
+        // A chain through CASE expressions, and one of casts and IS NULL, are chains too.
+        let cases = vec!["CASE WHEN TRUE THEN 1 END"; 3000].join(" + ");
+        depth_check(&format!("SELECT {cases} AS v")).unwrap_err();
+        let casts = format!("SELECT 1{} AS v", "::int".repeat(3000));
+        depth_check(&casts).unwrap_err();
+        let nulls = format!("SELECT a{} AS v FROM t", " IS NULL".repeat(3000));
+        depth_check(&nulls).unwrap_err();
         // Many short expressions side by side are not one deep one.
         let wide = (0..3000)
             .map(|i| format!("a + {i} AS c{i}"))
