@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
-use crate::api::{ApiError, StartRun};
+use crate::api::{ApiError, CancelRun, StartRun};
 use crate::model::{RunStarted, RunStatus, SessionView, Verdict};
 
 /// The lab every unscoped page and API route works on.
@@ -237,6 +237,36 @@ pub fn RunButton() -> impl IntoView {
         </IfWriter>
         {move || match value.get() {
             Some(Ok(run)) => Some(view! { <RunOutcome run /> }.into_any()),
+            Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
+            None => None,
+        }}
+        <StopButton />
+    }
+}
+
+/// "Stop the run in progress": its process is killed at once and the run recorded as cancelled;
+/// the next run recovers as after a crash. Works as a plain form without JavaScript.
+#[component]
+pub fn StopButton() -> impl IntoView {
+    let action = ServerAction::<CancelRun>::new();
+    Effect::new(move |_| {
+        if action.value().get().is_some() {
+            Live::bump();
+        }
+    });
+    let value = action.value();
+    view! {
+        <IfWriter>
+            <ActionForm action attr:class="run-form stop-form">
+                <FormScope />
+                <button type="submit" disabled=move || action.pending().get()>
+                    "Stop the run in progress"
+                </button>
+            </ActionForm>
+        </IfWriter>
+        {move || match value.get() {
+            Some(Ok(true)) => Some(view! { <p class="outcome canceled">"The run was stopped."</p> }.into_any()),
+            Some(Ok(false)) => Some(view! { <p class="outcome">"No run was going on."</p> }.into_any()),
             Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
             None => None,
         }}
