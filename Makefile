@@ -37,7 +37,8 @@ test: setup
 # Speed figures (never part of the tests): Reckon beside the seed's pipeline on PySpark, the
 # machine's limits and DuckDB's recount on EVENTS events, then the dashboard's 1,000-run page, then
 # 200 viewers while runs go on in 3 labs, then week 14's support pipeline beside Spark Declarative
-# Pipelines and DuckDB, then AUTO CDC on 1 M changes; see bench/results.md.
+# Pipelines and DuckDB, then AUTO CDC on 1 M changes, then a run in a child beside one in the
+# process; see bench/results.md.
 EVENTS ?= 1000000
 bench: setup
 	python3 -c 'import pyspark, delta, matplotlib' 2>/dev/null \
