@@ -380,6 +380,9 @@ impl Server for Labs {
         // From here new requests find no lab, and a run or send already under way stops at the
         // lock (or before sending) instead of bringing back the folder, topic or history.
         let _lock = lab.retire_and_lock().map_err(failed)?;
+        // A run started since the check above waits for the lock this holds: its process is
+        // stopped before it can take the lock and bring the lab's folder back.
+        dashboard.cancel();
         if let Err(e) = self.auth.registry().delete_lab(name).await {
             lab.unretire();
             return Err(failed(e));
