@@ -1,5 +1,5 @@
-//! Only new files loaded, bad rows dropped and counted, a changed file, a bad project, a fail-
-//! update rule.
+//! Only new files loaded, bad rows dropped and counted, a line that is not UTF-8 rescued, a
+//! changed file, a bad project, a fail-update rule.
 
 use super::*;
 
@@ -221,4 +221,32 @@ fn a_run_before_anything_lands_waits_and_says_what_to_do() {
     let landed = lab.ok(&["pipeline", "run", &project]);
     assert!(!landed.contains("nothing was new"), "{landed}");
     assert_eq!(gold(&lab), recount(lab.data()));
+}
+
+#[test]
+fn a_line_that_is_not_utf8_becomes_a_rescued_row_and_the_others_load() {
+    let lab = TestLab::new("not-utf8");
+    let sql = "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/d', format => 'json');";
+    let dir = sql_project(&lab, "utf8", sql);
+    let landing = lab.data().join("landing/d");
+    std::fs::create_dir_all(&landing).unwrap();
+    let mut bytes = b"{\"id\": 1, \"status\": \"open\"}\n".to_vec();
+    bytes.extend_from_slice(b"{\"id\": 2, \"status\": \"op\xffen\"}\r\n");
+    bytes.extend_from_slice(b"{\"id\": 3, \"status\": \"closed\"}\n");
+    std::fs::write(landing.join("latin1.json"), bytes).unwrap();
+    let project = dir.display().to_string();
+    // Twice: the second run finds nothing new (the file is read once, not failed on each run).
+    lab.ok(&["pipeline", "run", &project]);
+    lab.ok(&["pipeline", "run", &project]);
+    let rows = lab.table("raw");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let rescued: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["_rescued_data"].as_str())
+        .collect();
+    assert_eq!(rescued.len(), 1, "{rows:?}");
+    assert!(
+        rescued[0].contains("_corrupt_record") && rescued[0].contains("op\u{fffd}en"),
+        "{rescued:?}"
+    );
 }

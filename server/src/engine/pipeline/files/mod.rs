@@ -124,6 +124,19 @@ pub fn list(data_dir: &Path, path: &str, landing_only: bool) -> Result<Vec<Lande
     Ok(found)
 }
 
+/// The lines of a JSON-lines file that hold something, numbered from 1: each as text, or as
+/// its bytes when they are not UTF-8.
+fn json_lines(bytes: &[u8]) -> impl Iterator<Item = (i64, Result<&str, &[u8]>)> {
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(n, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            (n as i64 + 1, std::str::from_utf8(line).map_err(|_| line))
+        })
+        .filter(|(_, line)| !matches!(line, Ok(text) if text.trim().is_empty()))
+}
+
 /// The columns of `files`, inferred from all of them (PIPELINES §3).
 pub fn infer(data_dir: &Path, files: &[Landed], format: Format) -> Result<Vec<Column>, FlowError> {
     let mut inferred = Inferred::default();
@@ -131,10 +144,11 @@ pub fn infer(data_dir: &Path, files: &[Landed], format: Format) -> Result<Vec<Co
         let full = data_dir.join(&file.path);
         match format {
             Format::Json => {
-                let text = std::fs::read_to_string(&full)
-                    .map_err(|e| refused(&file.path, e.to_string()))?;
-                for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                    if let Ok(record) = serde_json::from_str::<Map<String, Value>>(line) {
+                let bytes = std::fs::read(&full).map_err(|e| refused(&file.path, e.to_string()))?;
+                // A line that is not UTF-8 is not JSON: it becomes a rescued row when read.
+                for (_, line) in json_lines(&bytes) {
+                    let record = line.ok().and_then(|l| serde_json::from_str(l).ok());
+                    if let Some(record) = record {
                         inferred.see(&record);
                     }
                 }
@@ -199,10 +213,12 @@ pub fn read(
         let error = |e: String| refused(&file.path, e);
         match format {
             Format::Json => {
-                let text = std::fs::read_to_string(&full).map_err(|e| error(e.to_string()))?;
-                for (n, line) in text.lines().enumerate() {
-                    if !line.trim().is_empty() {
-                        rows.json_line(line, &file.path, n as i64 + 1);
+                let bytes = std::fs::read(&full).map_err(|e| error(e.to_string()))?;
+                for (n, line) in json_lines(&bytes) {
+                    match line {
+                        Ok(text) => rows.json_line(text, &file.path, n),
+                        // Its bytes as text, U+FFFD for what is not UTF-8 (PIPELINES §3).
+                        Err(bytes) => rows.corrupt(&String::from_utf8_lossy(bytes), &file.path, n),
                     }
                 }
             }
