@@ -204,6 +204,35 @@ async fn half_sent_requests_are_closed_by_timeout() {
     socket.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_send_nothing_are_closed_by_timeout() {
+    // Four addresses' worth of silent connections once made the server unreachable.
+    let server = Server::with("silent", false, 2).await;
+    let timeouts = Timeouts {
+        header_read: Duration::from_secs(2),
+        ..Timeouts::default()
+    };
+    let socket = Socket::serve(&server, timeouts).await;
+    let mut silent = vec![];
+    for _ in 0..50 {
+        silent.push(
+            tokio::net::TcpStream::connect(socket.address)
+                .await
+                .unwrap(),
+        );
+    }
+    for mut stream in silent {
+        let mut buffer = [0u8; 16];
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .expect("a connection that sent nothing is still open after 10 s");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+    let answer = freshness_from(socket.address, [127, 0, 0, 1]).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    socket.stop().await;
+}
+
 /// The server serving on a socket of its own, as `reckon serve` does, until [`Socket::stop`].
 struct Socket {
     address: SocketAddr,

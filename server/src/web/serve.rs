@@ -149,12 +149,27 @@ pub async fn serve_with(
                     .insert(ConnectInfo::<SocketAddr>(address));
                 request
             });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
+        let first_byte = timeouts.header_read;
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            // hyper's header timeout starts at a request's first byte, and the protocol's
+            // detection waits for that byte without one: a client that sends nothing within the
+            // header timeout is closed here, or silent sockets would hold every slot.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(first_byte, stream.peek(&mut first)).await {
+                Ok(Ok(1..)) => {}
+                _ => {
+                    drop((slot, share));
+                    return;
+                }
+            }
+            let connection = builder
+                .serve_connection_with_upgrades(
+                    TokioIo::new(stream),
+                    TowerToHyperService::new(service),
+                )
+                .into_owned();
+            if let Err(e) = watcher.watch(connection).await {
                 tracing::debug!("connection from {address}: {e}");
             }
             drop((slot, share));
