@@ -216,6 +216,11 @@ fn views_nest_so_deep_at_most_and_names_stay_in_the_lab() {
         .to_string();
         assert!(error.contains("letters, digits and _"), "{name}: {error}");
     }
+    // A query that writes, behind a WITH, is refused when the project is read.
+    let error = graph("CREATE MATERIALIZED VIEW w AS WITH x AS (SELECT 1 AS one) DELETE FROM x;")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("has no place in it"), "{error}");
     // Reckon's own tables start with `_`: a dataset named so is refused at its place.
     let error = graph("\n\nCREATE STREAMING TABLE _quarantine AS SELECT 1 AS one;")
         .unwrap_err()

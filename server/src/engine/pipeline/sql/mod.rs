@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query,
-    TableAlias, TableFactor, Value, VisitMut, VisitorMut,
+    SetExpr, TableAlias, TableFactor, Value, VisitMut, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -66,6 +66,15 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|e| error(e.to_string()))?;
+    // `WITH x AS (...) INSERT/UPDATE/DELETE/MERGE ...` parses as a query, but writes: refused
+    // at save, not found out at the run.
+    if let SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) =
+        query.body.as_ref()
+    {
+        return Err(error(
+            "a flow's query reads; INSERT, UPDATE, DELETE or MERGE has no place in it".into(),
+        ));
+    }
     let mut finder = Finder {
         prefix: prefix.to_string(),
         ..Finder::default()
