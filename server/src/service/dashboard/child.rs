@@ -152,12 +152,8 @@ pub async fn run(
                         if let Some(tell) = started.take() {
                             tell(id);
                         }
-                    } else if line == "ok" {
-                        said = Some(Ok(()));
-                    } else if let Some(why) = line.strip_prefix("failed ") {
-                        let error = serde_json::from_str(why)
-                            .unwrap_or_else(|_| ApiError::Failed(why.to_string()));
-                        said = Some(Err(error));
+                    } else if let Some(outcome) = outcome(&line) {
+                        said = Some(outcome);
                     }
                 }
                 // The child closed its stdout: it has ended, or is ending.
@@ -193,13 +189,7 @@ pub async fn run(
     let status = child.wait().await;
     // What it said before it ended or was stopped (a line sent just before a kill included).
     while let Ok(Some(line)) = lines.next_line().await {
-        if line == "ok" {
-            said = Some(Ok(()));
-        } else if let Some(why) = line.strip_prefix("failed ") {
-            let error =
-                serde_json::from_str(why).unwrap_or_else(|_| ApiError::Failed(why.to_string()));
-            said = Some(Err(error));
-        }
+        said = outcome(&line).or(said);
     }
     let errors = errors.await.unwrap_or_default();
     let why = match (killed, said) {
@@ -221,6 +211,17 @@ pub async fn run(
     };
     record_end(lab, id, status, &why).await;
     Err(ApiError::Failed(why))
+}
+
+/// How the run went, if `line` of the child's stdout says: `ok`, or `failed` and the error as
+/// JSON (`worker.rs` writes them).
+fn outcome(line: &str) -> Option<Result<(), ApiError>> {
+    if line == "ok" {
+        return Some(Ok(()));
+    }
+    let why = line.strip_prefix("failed ")?;
+    let error = serde_json::from_str(why).unwrap_or_else(|_| ApiError::Failed(why.to_string()));
+    Some(Err(error))
 }
 
 /// In the child, before exec: the hard limits (never above the hard limits the server has), no

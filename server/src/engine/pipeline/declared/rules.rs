@@ -64,21 +64,23 @@ const HIDDEN: [&str; 4] = [FILE, LINE, VERSION, DELETE];
 /// The columns a dataset holds: the hidden ones left out (a learner's own `__` columns, and an
 /// SCD 2 table's `__START_AT` and `__END_AT` read by a view, stay).
 pub fn visible(batch: &RecordBatch) -> Result<RecordBatch, arrow::error::ArrowError> {
-    let keep: Vec<usize> = (0..batch.num_columns())
-        .filter(|&i| !HIDDEN.contains(&batch.schema().field(i).name().as_str()))
-        .collect();
-    batch.project(&keep)
+    batch.project(&visible_columns(&batch.schema()))
 }
 
 /// The columns a dataset holds of rows with `schema`: the hidden ones left out, as [`visible`].
 pub fn visible_schema(schema: &Schema) -> SchemaRef {
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .filter(|f| !HIDDEN.contains(&f.name().as_str()))
-        .map(|f| f.as_ref().clone())
+    let fields: Vec<Field> = visible_columns(schema)
+        .into_iter()
+        .map(|i| schema.field(i).clone())
         .collect();
     Arc::new(Schema::new(fields))
+}
+
+/// The positions of `schema`'s columns that are not hidden.
+fn visible_columns(schema: &Schema) -> Vec<usize> {
+    (0..schema.fields().len())
+        .filter(|&i| !HIDDEN.contains(&schema.field(i).name().as_str()))
+        .collect()
 }
 
 /// Drops rows whose key was seen before (in this run or any earlier one), remembering new keys.

@@ -57,7 +57,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
         let ctx = SessionContext::new();
         let mut unknown = None;
         for (view, query) in &flow.views {
-            unknown = unknown.or(register(&ctx, cx, &mut known, query, flow, graph).await);
+            unknown = unknown.or(register(&ctx, cx, &known, query, flow, graph).await);
             if unknown.is_none() {
                 let df = ctx
                     .sql(&query.sql)
@@ -67,7 +67,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
                     .map_err(|e| unresolved(e.to_string()))?;
             }
         }
-        unknown = unknown.or(register(&ctx, cx, &mut known, &flow.query, flow, graph).await);
+        unknown = unknown.or(register(&ctx, cx, &known, &flow.query, flow, graph).await);
         if let Some(source) = unknown {
             validated.by_name_only.push((flow.name.clone(), source));
             known.entry(flow.target.clone()).or_insert(None);
@@ -79,8 +79,8 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
             .map_err(|e| unresolved(e.to_string()))?;
         let columns = match flow.kind {
             // An AUTO CDC target's columns are not its query's (keys, SCD 2's __START_AT and
-            // __END_AT): its table's, once written.
-            FlowKind::AutoCdc => stored_columns(cx, &flow.target).await,
+            // __END_AT): its table's, once written (read just below).
+            FlowKind::AutoCdc => None,
             _ => Some(visible_schema(df.schema().as_arrow())),
         };
         // A table fed by several flows has their union by name (and what its table holds).
@@ -103,7 +103,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
 async fn register(
     ctx: &SessionContext,
     cx: &FlowContext,
-    known: &mut BTreeMap<String, Option<SchemaRef>>,
+    known: &BTreeMap<String, Option<SchemaRef>>,
     query: &FlowQuery,
     flow: &Flow,
     graph: &Graph,
