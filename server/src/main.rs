@@ -78,10 +78,10 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             return reckon::cli::broker::execute(&config.local_broker, &action).await;
         }
         // A run of the server's, in a process of its own: it opens its lab itself.
-        Command::Worker { started_by, dedup } => {
-            let who: &'static str = Box::leak(started_by.into_boxed_str());
+        Command::Worker { idle } => {
             return Ok(reckon::service::dashboard::worker::worker(
-                config, who, dedup,
+                config,
+                std::time::Duration::from_secs(idle),
             ));
         }
         lab_command => lab_command,

@@ -111,6 +111,7 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
     let (status, error) = run(&server, &ann).await;
     assert_eq!(status, "failed", "{error}");
     assert!(error.contains("passed 4 s"), "{error}");
+    assert_eq!(warm_pid(&server), None, "a stopped run's process is not kept");
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "{:?}",
@@ -128,6 +129,7 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
     // The run after them: a small view, computed.
     save(&server, &ann, SMALL).await.ok("a small view");
     succeeds(&server, &ann).await;
+    assert!(warm_pid(&server).is_some(), "a good run's process is kept");
     let runs = history(&server, &ann).await;
     let statuses: Vec<&str> = runs["runs"]
         .as_array()
@@ -209,4 +211,38 @@ async fn a_table_name_that_is_a_path_is_bad_input_not_a_server_error() {
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
     assert_eq!(answer.json["field"], "table", "{}", answer.json);
     assert!(!answer.json.to_string().contains("/tmp"), "{}", answer.json);
+}
+
+/// The lab's run process, kept between runs, if any.
+fn warm_pid(server: &Server) -> Option<u32> {
+    server.state.labs.get("ann").and_then(|d| d.warm_pid())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labs_run_process_is_kept_between_runs_and_sees_what_others_wrote() {
+    let (server, ann) = lab_with("warm", Limits::DEFAULT).await;
+    save(&server, &ann, SMALL).await.ok("a small view");
+    succeeds(&server, &ann).await;
+    let first = warm_pid(&server).expect("the run's process is kept after a good run");
+    succeeds(&server, &ann).await;
+    assert_eq!(warm_pid(&server), Some(first), "the same process ran again");
+    // A command-line run between two of the server's: the kept process reads what it wrote.
+    let view = "CREATE MATERIALIZED VIEW small AS SELECT 2 AS one;\n";
+    save(&server, &ann, view).await.ok("the view changed");
+    let project = server.folder("ann").join("project");
+    server
+        .lab
+        .ok(&["--lab", "ann", "pipeline", "run", project.to_str().unwrap()]);
+    succeeds(&server, &ann).await;
+    assert_eq!(warm_pid(&server), Some(first));
+    let rows = server.lab.ok(&["--lab", "ann", "table", "small", "--json"]);
+    assert!(rows.contains("\"one\":2"), "{rows}");
+    // A reset ends it; the run after starts another, which keeps the history going.
+    server
+        .ok("POST", "/api/labs/ann/reset", &ann, json!({}))
+        .await;
+    assert_eq!(warm_pid(&server), None, "a reset ends the kept process");
+    succeeds(&server, &ann).await;
+    let second = warm_pid(&server).expect("kept again");
+    assert_ne!(second, first);
 }

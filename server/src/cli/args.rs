@@ -176,16 +176,13 @@ pub enum Command {
         #[command(subcommand)]
         command: super::pipeline::PipelineCommand,
     },
-    /// Run the lab's pipeline once as the server's child (the server starts it; see
-    /// `service::dashboard::child`).
+    /// Run the lab's pipeline each time the server asks, as its child (the server starts it;
+    /// see `service::dashboard::child`).
     #[command(hide = true)]
     Worker {
-        /// Who started the run, for the history.
-        #[arg(long)]
-        started_by: String,
-        /// Gold drops duplicates (the course's setting in effect).
-        #[arg(long)]
-        dedup: bool,
+        /// Seconds without a run after which the child ends.
+        #[arg(long, default_value_t = 300)]
+        idle: u64,
     },
     /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
     Table {

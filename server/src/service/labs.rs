@@ -383,6 +383,7 @@ impl Server for Labs {
         // A run started since the check above waits for the lock this holds: its process is
         // stopped before it can take the lock and bring the lab's folder back.
         dashboard.cancel();
+        dashboard.cool();
         if let Err(e) = self.auth.registry().delete_lab(name).await {
             lab.unretire();
             return Err(failed(e));

@@ -156,6 +156,7 @@ impl Backend for Dashboard {
         // A lab's own topic (`orders.<lab>`) is Reckon's to delete on any broker; `default`'s
         // may be the shop's, and is reset only on the local broker (SPEC §5).
         let own_topic = self.lab.config.lab != DEFAULT_LAB;
+        self.cool();
         self.lab.reset(own_topic).await.map_err(failed)?;
         self.announce("reset");
         self.settings().await

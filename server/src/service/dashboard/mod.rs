@@ -44,6 +44,8 @@ pub struct Dashboard {
     run_slots: Arc<Semaphore>,
     /// What each run's process may take.
     run_limits: child::Limits,
+    /// The lab's run process kept between runs.
+    warm: Arc<child::Warm>,
 }
 
 impl Dashboard {
@@ -72,6 +74,7 @@ impl Dashboard {
             watching: tokio::sync::watch::Sender::new(false),
             run_slots,
             run_limits,
+            warm: Default::default(),
         })
     }
 
@@ -86,6 +89,17 @@ impl Dashboard {
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .is_some_and(Running::is_active)
+    }
+
+    /// Ends the lab's run process kept between runs, if any (its lab reset, switched or
+    /// deleted): the next run starts a new one.
+    pub fn cool(&self) {
+        self.warm.cool();
+    }
+
+    /// The process id of the lab's run process kept between runs, if any.
+    pub fn warm_pid(&self) -> Option<u32> {
+        self.warm.pid()
     }
 
     pub fn lab(&self) -> &Lab {

@@ -37,6 +37,7 @@ impl Dashboard {
             let live = self.live.clone();
             let slots = self.run_slots.clone();
             let limits = self.run_limits;
+            let warm = self.warm.clone();
             let active = Arc::new(AtomicBool::new(true));
             let (cancel, cancel_rx) = tokio::sync::watch::channel(false);
             let ended = Ended(active.clone());
@@ -53,7 +54,8 @@ impl Dashboard {
                     let _ = announce.send("{\"event\":\"run-started\"}".into());
                 };
                 // In a process of its own, within hard limits (`child.rs`).
-                let result = child::run(&lab, dedup, started, limits, cancel_rx).await;
+                let result =
+                    child::run(&lab, &warm, dedup, started, limits, cancel_rx).await;
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
                 drop(ended);
                 let _ = done_tx.send(result);

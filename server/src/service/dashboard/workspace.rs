@@ -20,6 +20,7 @@ impl Dashboard {
                 "a run is in progress; switch the pipeline when it ends".into(),
             ));
         }
+        self.cool();
         let lab = self.lab.clone();
         // The lab's lock may wait for a run started from the command line.
         tokio::task::spawn_blocking(move || lab.switch(to, confirm))
