@@ -52,9 +52,16 @@ async fn main() -> anyhow::Result<()> {
             lab.produce(&workload.after(20 * i + 15, 5), "bench")
                 .await?;
             let started = Instant::now();
-            child::run(&lab, &child::Warm::default(), true, |_| {}, Limits::DEFAULT, never)
-                .await
-                .map_err(|e| anyhow::anyhow!("the cold child's run failed: {e}"))?;
+            child::run(
+                &lab,
+                &child::Warm::default(),
+                true,
+                |_| {},
+                Limits::DEFAULT,
+                never,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("the cold child's run failed: {e}"))?;
             cold.push(started.elapsed());
         }
     }
@@ -66,7 +73,11 @@ async fn main() -> anyhow::Result<()> {
          ms (target under 300 ms: {})",
         ms(inside),
         ms(outside),
-        if outside < Duration::from_millis(300) { "met" } else { "MISSED" }
+        if outside < Duration::from_millis(300) {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
     if cold_runs > 0 {
         println!(

@@ -77,13 +77,6 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Broker { action } => {
             return reckon::cli::broker::execute(&config.local_broker, &action).await;
         }
-        // A run of the server's, in a process of its own: it opens its lab itself.
-        Command::Worker { idle } => {
-            return Ok(reckon::service::dashboard::worker::worker(
-                config,
-                std::time::Duration::from_secs(idle),
-            ));
-        }
         lab_command => lab_command,
     };
     let lab = Lab::open(config).await?;
@@ -278,22 +271,8 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    match reckon::process::runtime() {
-        // On a worker thread, whose stack is the runtime's (`process::runtime`), not main's.
-        Ok(runtime) => runtime.block_on(runtime.spawn(run())).unwrap_or_else(|e| {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }),
-        Err(e) => {
-            eprintln!("error: the async runtime could not start: {e}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-async fn run() -> ExitCode {
     // Output piped into `head` ends quietly when the reader goes, as a Unix tool's does.
-    // SAFETY: setting a signal's disposition to its default, before any thread prints.
+    // SAFETY: setting a signal's disposition to its default, before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
@@ -304,7 +283,42 @@ async fn run() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match execute(Cli::parse()).await {
+    let cli = Cli::parse();
+    // A run or a save's check for the server, in a process of its own within the run's limits:
+    // it makes its own runtime on a thread with a large stack, never this one (whose threads a
+    // tight limit may refuse).
+    if let Command::Worker {
+        idle,
+        check_project,
+    } = &cli.command
+    {
+        use reckon::service::dashboard::worker;
+        return match (check_project, config(&cli)) {
+            (Some(dir), _) => worker::check_project(dir.clone()),
+            (None, Ok(config)) => worker::worker(config, std::time::Duration::from_secs(*idle)),
+            (None, Err(e)) => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    match reckon::process::runtime() {
+        // On a worker thread, whose stack is the runtime's (`process::runtime`), not main's.
+        Ok(runtime) => runtime
+            .block_on(runtime.spawn(run(cli)))
+            .unwrap_or_else(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }),
+        Err(e) => {
+            eprintln!("error: the async runtime could not start: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    match execute(cli).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -111,7 +111,11 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
     let (status, error) = run(&server, &ann).await;
     assert_eq!(status, "failed", "{error}");
     assert!(error.contains("passed 4 s"), "{error}");
-    assert_eq!(warm_pid(&server), None, "a stopped run's process is not kept");
+    assert_eq!(
+        warm_pid(&server),
+        None,
+        "a stopped run's process is not kept"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "{:?}",
@@ -245,4 +249,46 @@ async fn a_labs_run_process_is_kept_between_runs_and_sees_what_others_wrote() {
     succeeds(&server, &ann).await;
     let second = warm_pid(&server).expect("kept again");
     assert_ne!(second, first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_reads_the_project_in_a_child_within_the_limits_and_sweeps_crashed_saves() {
+    let (server, ann) = lab_with("save-child", Limits::DEFAULT).await;
+    // A crashed save's scratch folder, an hour old, and one of a save under way.
+    let lab = server.folder("ann");
+    let (crashed, current) = (lab.join(".project-checkAbC"), lab.join(".project-checkXyZ"));
+    for dir in [&crashed, &current] {
+        std::fs::create_dir_all(dir.join("transformations")).unwrap();
+    }
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::open(&crashed)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    save(&server, &ann, SMALL).await.ok("a small view");
+    assert!(!crashed.exists(), "a crashed save's folder is left");
+    assert!(current.exists(), "a save under way lost its folder");
+    // A server whose runs get 64 MiB of private memory: too little for the reading process's
+    // 512 MiB stack, so the save is refused with why, and the file stays as it was.
+    let (tight, bob) = lab_with(
+        "save-child-tight",
+        Limits {
+            data: 64 << 20,
+            ..Limits::DEFAULT
+        },
+    )
+    .await;
+    let before = std::fs::read_to_string(tight.folder("ann").join("project").join(SQL)).unwrap();
+    let refused = save(&tight, &bob, SMALL).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not start its thread"),
+        "{}",
+        refused.json
+    );
+    let after = std::fs::read_to_string(tight.folder("ann").join("project").join(SQL)).unwrap();
+    assert_eq!(before, after);
 }

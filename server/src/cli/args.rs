@@ -183,6 +183,10 @@ pub enum Command {
         /// Seconds without a run after which the child ends.
         #[arg(long, default_value_t = 300)]
         idle: u64,
+        /// Instead: read the project in this folder into a graph, as a save does, and say what
+        /// was found.
+        #[arg(long)]
+        check_project: Option<std::path::PathBuf>,
     },
     /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
     Table {

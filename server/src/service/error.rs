@@ -36,6 +36,7 @@ pub fn refused(e: WorkspaceError) -> ApiError {
         },
         WorkspaceError::Project { file, message } => ApiError::field(file, message),
         WorkspaceError::TooLarge(m) => ApiError::TooLarge(m),
+        WorkspaceError::Unreadable(m) => ApiError::field("file", m),
         WorkspaceError::Unconfirmed => ApiError::Busy(e.to_string()),
         WorkspaceError::Lab(e) => failed(e),
     }

@@ -139,9 +139,29 @@ pub async fn limit_body(request: Request, next: Next) -> Response {
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    let too_large = || {
         let e = ApiError::TooLarge(format!("the body may hold at most {limit} bytes"));
-        return Failure::from(e).into_response();
+        Failure::from(e).into_response()
+    };
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    // A server function reads its body as its arguments and answers any error reading it as
+    // bad input: a chunked body past the limit is read here first (at most the limit, 64 KiB),
+    // so it is refused as too large.
+    if request.uri().path().starts_with("/fn/") {
+        let (parts, body) = request.into_parts();
+        return match axum::body::to_bytes(body, limit).await {
+            Ok(bytes) => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+            Err(e) => match e.into_inner().is::<http_body_util::LengthLimitError>() {
+                true => too_large(),
+                false => Failure::from(ApiError::field("body", "the body could not be read"))
+                    .into_response(),
+            },
+        };
     }
     next.run(request.map(|body| Body::new(http_body_util::Limited::new(body, limit))))
         .await

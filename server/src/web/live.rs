@@ -22,6 +22,9 @@ pub const PER_CLIENT: usize = 16;
 /// classroom behind one address.
 pub const PER_ADDRESS: usize = 64;
 
+/// How often a quiet stream checks that its caller may still read the lab.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The live streams open, by client.
 pub type Shares = limit::Shares<Vec<u8>>;
 
@@ -38,6 +41,8 @@ fn take(shares: &Arc<Shares>, client: Vec<u8>, most: usize) -> Result<Share<Vec<
 /// Server-sent events: one message per announcement (run-started, run-finished, sent, reset,
 /// settings), until the server stops or the caller may no longer read the lab (it went private,
 /// was deleted, or the caller's session ended): access is checked again before every message.
+/// Access is also checked every [`RECHECK`] with no message: a signed-out session's stream ends
+/// then, not at the next announcement (which may be an hour away).
 /// A client holds at most [`PER_CLIENT`] streams, an address's unproven clients [`PER_ADDRESS`].
 pub async fn live(
     State(state): State<AppState>,
@@ -82,12 +87,19 @@ impl Listener {
     /// The next announcement, or `None` when the stream ends.
     async fn next(&mut self) -> Option<String> {
         let mut stopping = self.state.stopping.clone();
+        let mut recheck = tokio::time::interval_at(tokio::time::Instant::now() + RECHECK, RECHECK);
         loop {
             if *stopping.borrow() {
                 return None;
             }
             let message = tokio::select! {
                 message = self.receiver.recv() => message,
+                _ = recheck.tick() => {
+                    if !self.may_read().await {
+                        return None;
+                    }
+                    continue;
+                }
                 changed = stopping.changed() => {
                     if changed.is_err() {
                         return None;
@@ -103,13 +115,17 @@ impl Listener {
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
             };
-            if open(&self.state, &self.headers, &self.params, Access::Public)
-                .await
-                .is_err()
-            {
+            if !self.may_read().await {
                 return None;
             }
             return Some(data);
         }
+    }
+
+    /// Whether the caller may still read the lab.
+    async fn may_read(&self) -> bool {
+        open(&self.state, &self.headers, &self.params, Access::Public)
+            .await
+            .is_ok()
     }
 }

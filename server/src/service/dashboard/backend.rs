@@ -171,7 +171,18 @@ impl Backend for Dashboard {
     }
 
     async fn save_file(&self, path: &str, text: &str) -> Result<ProjectCode, ApiError> {
-        self.lab.save_project_file(path, text).map_err(refused)?;
+        // The project as it would be is read in a child process (`child::check_project`).
+        let (lab, limits) = (self.lab.clone(), self.run_limits);
+        let (path, text) = (path.to_string(), text.to_string());
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            lab.save_project_file(&path, &text, |dir| {
+                handle.block_on(super::child::check_project(&lab, dir, &limits))
+            })
+        })
+        .await
+        .map_err(|e| ApiError::Failed(format!("saving the file: {e}")))?
+        .map_err(refused)?;
         self.announce("code");
         workspace::code(&self.lab)
     }

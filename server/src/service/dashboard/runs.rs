@@ -54,8 +54,7 @@ impl Dashboard {
                     let _ = announce.send("{\"event\":\"run-started\"}".into());
                 };
                 // In a process of its own, within hard limits (`child.rs`).
-                let result =
-                    child::run(&lab, &warm, dedup, started, limits, cancel_rx).await;
+                let result = child::run(&lab, &warm, dedup, started, limits, cancel_rx).await;
                 let _ = live.send("{\"event\":\"run-finished\"}".into());
                 drop(ended);
                 let _ = done_tx.send(result);

@@ -13,6 +13,7 @@ use app::model::PipelineKind;
 
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
+use crate::service::lab::workspace::{WorkspaceError, read_project};
 
 /// Runs the lab's pipeline once: its project's flows, or the course's streams and check.
 async fn run_pipeline(
@@ -130,7 +131,8 @@ pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCo
             let mut lab: Option<Lab> = None;
             loop {
                 // The timer is made inside the runtime: it needs its clock.
-                let waited = runtime.block_on(async { tokio::time::timeout(idle, next.recv()).await });
+                let waited =
+                    runtime.block_on(async { tokio::time::timeout(idle, next.recv()).await });
                 let Ok(Some(line)) = waited else {
                     // Idle for long enough, or no parent: the next run starts a new child.
                     return;
@@ -138,7 +140,9 @@ pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCo
                 let Some(command) = RunCommand::parse(&line, &mut names) else {
                     say(format_args!(
                         "failed {}",
-                        json(&ApiError::Failed(format!("the worker cannot read {line:?}")))
+                        json(&ApiError::Failed(format!(
+                            "the worker cannot read {line:?}"
+                        )))
                     ));
                     continue;
                 };
@@ -174,9 +178,103 @@ pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCo
                     }
                 }
             }
-        })
-        .expect("a thread for the run");
-    let _ = run.join();
+        });
+    match run {
+        Ok(run) => {
+            let _ = run.join();
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let why = format!("the run's process could not start its thread: {e}");
+            say(format_args!("failed {}", json(&ApiError::Failed(why))));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// What a child found reading a project, as it tells its parent: the error a save shows.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Found {
+    Code {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    Project {
+        file: String,
+        message: String,
+    },
+    Other(String),
+}
+
+impl From<WorkspaceError> for Found {
+    fn from(error: WorkspaceError) -> Self {
+        match error {
+            WorkspaceError::Code {
+                file,
+                line,
+                column,
+                message,
+            } => Found::Code {
+                file,
+                line,
+                column,
+                message,
+            },
+            WorkspaceError::Project { file, message } => Found::Project { file, message },
+            other => Found::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<Found> for WorkspaceError {
+    fn from(found: Found) -> Self {
+        match found {
+            Found::Code {
+                file,
+                line,
+                column,
+                message,
+            } => WorkspaceError::Code {
+                file,
+                line,
+                column,
+                message,
+            },
+            Found::Project { file, message } => WorkspaceError::Project { file, message },
+            Found::Other(message) => WorkspaceError::Unreadable(message),
+        }
+    }
+}
+
+/// `reckon worker --check-project DIR`: reads the project in `dir` into a graph, as a save does,
+/// on a thread with a 512 MiB stack, and says `ok` or `failed <what it found, as JSON>`.
+pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
+    let read = std::thread::Builder::new()
+        .name("reckon-check".into())
+        .stack_size(512 << 20)
+        .spawn(move || read_project(&dir));
+    let read = match read {
+        Ok(thread) => thread.join(),
+        // Within limits too tight for its stack: said, not panicked (a panic's report may
+        // need memory the limit refuses).
+        Err(e) => Ok(Err(WorkspaceError::Unreadable(format!(
+            "the process reading the project could not start its thread: {e}"
+        )))),
+    };
+    match read {
+        Ok(Ok(())) => say(format_args!("ok")),
+        Ok(Err(e)) => say(format_args!(
+            "failed {}",
+            serde_json::to_string(&Found::from(e)).unwrap_or_default()
+        )),
+        Err(_) => say(format_args!(
+            "failed {}",
+            serde_json::to_string(&Found::Other("reading the project panicked".into()))
+                .unwrap_or_default()
+        )),
+    }
     std::process::ExitCode::SUCCESS
 }
 

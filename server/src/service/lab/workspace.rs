@@ -45,6 +45,9 @@ pub enum WorkspaceError {
     /// Over a limit: nothing was written.
     #[error("{0}")]
     TooLarge(String),
+    /// Reading the project stopped the process that read it (past its time, or dead).
+    #[error("{0}")]
+    Unreadable(String),
     /// Switching pipelines would reset tables, and nobody confirmed it.
     #[error("the lab has tables; switching its pipeline resets them, so confirm it")]
     Unconfirmed,
@@ -168,6 +171,36 @@ fn code_error(error: ProjectError, project: &Path) -> WorkspaceError {
     }
 }
 
+/// Reads the project in `dir` into a graph, its errors at their file, line and column.
+pub fn read_project(dir: &Path) -> Result<(), WorkspaceError> {
+    graph::load(dir).map(|_| ()).map_err(|e| code_error(e, dir))
+}
+
+/// The start of the name of a save's scratch folder, in the lab's folder.
+const SCRATCH: &str = ".project-check";
+
+/// A scratch folder this old is a crashed save's: a save takes well under a minute.
+const SCRATCH_LEFT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the scratch folders crashed saves left in the lab's folder `dir` (a save under way
+/// keeps its own, younger than [`SCRATCH_LEFT`]).
+fn sweep_scratch(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > SCRATCH_LEFT));
+        if old && entry.file_name().to_string_lossy().starts_with(SCRATCH) {
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::warn!("could not remove a crashed save's {:?}: {e}", entry.path());
+            }
+        }
+    }
+}
+
 impl Lab {
     pub fn project_dir(&self) -> PathBuf {
         self.config.data_dir.join(PROJECT)
@@ -204,9 +237,16 @@ impl Lab {
         Ok(files)
     }
 
-    /// Keeps `text` as the project's file `path` if the project then still reads into a graph;
-    /// else says where it fails, and nothing is written.
-    pub fn save_project_file(&self, path: &str, text: &str) -> Result<(), WorkspaceError> {
+    /// Keeps `text` as the project's file `path` if the project then still reads into a graph
+    /// (`read`, given the folder of the project as it would be: [`read_project`] in this process,
+    /// or the same in a child process, as the server does); else says where it fails, and
+    /// nothing is written.
+    pub fn save_project_file(
+        &self,
+        path: &str,
+        text: &str,
+        read: impl FnOnce(&Path) -> Result<(), WorkspaceError>,
+    ) -> Result<(), WorkspaceError> {
         let relative = checked_path(path)?;
         if path != SPEC_FILE && relative.extension().is_none_or(|e| e != "sql") {
             return Err(WorkspaceError::BadPath {
@@ -244,8 +284,9 @@ impl Lab {
                  with {path} it would hold {count} files and {bytes} bytes"
             )));
         }
+        sweep_scratch(&self.config.data_dir);
         let scratch = tempfile::Builder::new()
-            .prefix(".project-check")
+            .prefix(SCRATCH)
             .tempdir_in(&self.config.data_dir)
             .map_err(io(&self.config.data_dir))?;
         for (existing, _) in held {
@@ -256,7 +297,7 @@ impl Lab {
             std::fs::copy(&from, &to).map_err(io(&from))?;
         }
         write_whole(&scratch.path().join(&relative), text.as_bytes())?;
-        graph::load(scratch.path()).map_err(|e| code_error(e, scratch.path()))?;
+        read(scratch.path())?;
         Ok(write_whole(&dir.join(&relative), text.as_bytes())?)
     }
 

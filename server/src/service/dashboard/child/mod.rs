@@ -17,13 +17,16 @@
 //! history id, then `ok` or `failed <the error as JSON>`. Its stderr's last lines name what
 //! killed it.
 
+use std::path::Path;
 use std::time::Duration;
 
 use app::api::ApiError;
 use app::model::RunStatus;
 use tokio::sync::watch;
 
+use crate::service::dashboard::worker::Found;
 use crate::service::lab::Lab;
+use crate::service::lab::workspace::WorkspaceError;
 use process::Process;
 
 mod process;
@@ -131,8 +134,7 @@ pub async fn run(
     let mut outcome = drive(&mut process, lab, dedup, &mut started, &limits, &mut cancel).await;
     // A warm child that ended before it took the run (its idle time up just then) said
     // nothing: the run goes to a new one.
-    if process.used && outcome.id.is_none() && outcome.said.is_none() && outcome.killed.is_none()
-    {
+    if process.used && outcome.id.is_none() && outcome.said.is_none() && outcome.killed.is_none() {
         drop(process);
         process = Process::start(lab, &limits)?;
         outcome = drive(&mut process, lab, dedup, &mut started, &limits, &mut cancel).await;
@@ -257,6 +259,48 @@ async fn drive(
         }
     };
     outcome
+}
+
+/// The most a save's check of its project may take.
+const CHECK_WALL: Duration = Duration::from_secs(60);
+
+/// Reads the project in `dir` into a graph in a child process within `limits` (a save's check,
+/// [`CHECK_WALL`] at most): what it found wrong, as the save answers it. No learner SQL is parsed
+/// in the server.
+pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<(), WorkspaceError> {
+    let unreadable = |why: String| WorkspaceError::Unreadable(why);
+    let args = ["--check-project".as_ref(), dir.as_os_str()];
+    let mut process =
+        Process::start_with(lab, limits, &args).map_err(|e| unreadable(e.to_string()))?;
+    let wall = limits.wall.min(CHECK_WALL);
+    let said = tokio::time::timeout(wall, async {
+        while let Ok(Some(line)) = process.lines.next_line().await {
+            if line == "ok" {
+                return Some(Ok(()));
+            }
+            if let Some(found) = line.strip_prefix("failed ") {
+                let found: Found =
+                    serde_json::from_str(found).unwrap_or_else(|_| Found::Other(found.to_string()));
+                return Some(Err(WorkspaceError::from(found)));
+            }
+        }
+        None
+    })
+    .await;
+    match said {
+        Ok(Some(said)) => said,
+        Ok(None) => Err(unreadable(format!(
+            "reading the project stopped its process: {}",
+            process.ended().await
+        ))),
+        Err(_) => {
+            process.kill();
+            Err(unreadable(format!(
+                "reading the project took over {} s and was stopped",
+                wall.as_secs()
+            )))
+        }
+    }
 }
 
 /// How the run went, if `line` of the child's stdout says: `ok`, or `failed` and the error as

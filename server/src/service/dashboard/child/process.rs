@@ -39,11 +39,21 @@ pub(super) struct Process {
 impl Process {
     /// Starts `reckon worker` for `lab` within `limits`; it waits for commands on its stdin.
     pub(super) fn start(lab: &Lab, limits: &Limits) -> Result<Self, ApiError> {
+        let idle = super::IDLE_CHILD.as_secs().to_string();
+        Self::start_with(lab, limits, &["--idle".as_ref(), idle.as_ref()])
+    }
+
+    /// Starts `reckon worker` for `lab` within `limits`, with `args` after `worker`.
+    pub(super) fn start_with(
+        lab: &Lab,
+        limits: &Limits,
+        args: &[&std::ffi::OsStr],
+    ) -> Result<Self, ApiError> {
         let mut command = Command::new(program()?);
         command
             .args(lab.config.global_args())
-            .args(["worker", "--idle"])
-            .arg(super::IDLE_CHILD.as_secs().to_string())
+            .arg("worker")
+            .args(args)
             // Held open by this process: the child ends when it reads the end of it (this
             // process gone, or the warm child dropped).
             .stdin(Stdio::piped())
