@@ -13,6 +13,7 @@
 //! (SQLite, librdkafka) allocate with jemalloc too.
 
 pub mod cpu;
+pub mod sandbox;
 
 use tokio::runtime::{Builder, Runtime};
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use app::api::ApiError;
 use app::model::PipelineKind;
 
+use crate::process::sandbox;
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
 use crate::service::lab::workspace::{WorkspaceError, read_project};
@@ -102,6 +103,13 @@ fn say(line: std::fmt::Arguments) {
 /// used), its own runtime included: a learner's deep expression that would overflow a small
 /// stack runs.
 pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCode {
+    // The server started the local broker: a run never starts it (it would inherit the run's
+    // limits and die with them).
+    if config.brokers.is_none() {
+        config.brokers = Some(config.bootstrap_servers());
+    }
+    // Before any thread starts, so every thread has it: the brokers' ports and nothing else.
+    sandboxed(&sandbox::broker_ports(&config.bootstrap_servers()));
     // The parent's commands, a line each. The server (its parent) ended or dropped this child:
     // its end of stdin closes, and this process with it.
     let (commands, mut next) = tokio::sync::mpsc::channel::<String>(4);
@@ -114,11 +122,6 @@ pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCo
         }
         std::process::exit(3);
     });
-    // The server started the local broker: a run never starts it (it would inherit the run's
-    // limits and die with them).
-    if config.brokers.is_none() {
-        config.brokers = Some(config.bootstrap_servers());
-    }
     let run = std::thread::Builder::new()
         .name("reckon-run".into())
         .stack_size(512 << 20)
@@ -251,6 +254,8 @@ impl From<Found> for WorkspaceError {
 /// `reckon worker --check-project DIR`: reads the project in `dir` into a graph, as a save does,
 /// on a thread with a 512 MiB stack, and says `ok` or `failed <what it found, as JSON>`.
 pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
+    // Reading a project needs no network at all.
+    sandboxed(&[]);
     let read = std::thread::Builder::new()
         .name("reckon-check".into())
         .stack_size(512 << 20)
@@ -276,6 +281,14 @@ pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
         )),
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// Limits this process's network to `ports` (`process::sandbox`), and logs how that held.
+fn sandboxed(ports: &[u16]) {
+    match sandbox::connect_only_to(ports) {
+        Ok(held) => tracing::debug!("{held}"),
+        Err(e) => tracing::warn!("the run's network could not be limited: {e}"),
+    }
 }
 
 fn json(error: &ApiError) -> String {
