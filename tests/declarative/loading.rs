@@ -250,3 +250,58 @@ fn a_line_that_is_not_utf8_becomes_a_rescued_row_and_the_others_load() {
         "{rescued:?}"
     );
 }
+
+#[test]
+fn fields_named_like_hidden_columns_are_kept_in_rescued_data() {
+    let lab = TestLab::new("hidden-names");
+    let sql = "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/h', format => 'json');\n\
+               CREATE STREAMING TABLE raw_csv AS SELECT * FROM STREAM read_files('landing/c', format => 'csv');";
+    let dir = sql_project(&lab, "hidden", sql);
+    for (folder, file, text) in [
+        (
+            "landing/h",
+            "a.json",
+            "{\"id\": 1, \"__version\": 7, \"_rescued_data\": \"mine\", \"_change_type\": \"x\", \"_commit_version\": 3, \"__file\": \"f\"}\n{\"id\": 2}\n",
+        ),
+        ("landing/c", "a.csv", "id,_commit_version,__line\n1,5,9\n"),
+    ] {
+        let landing = lab.data().join(folder);
+        std::fs::create_dir_all(&landing).unwrap();
+        std::fs::write(landing.join(file), text).unwrap();
+    }
+    let project = dir.display().to_string();
+    lab.ok(&["pipeline", "run", &project]);
+    let rows = lab.table("raw");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let first = rows.iter().find(|r| r["id"] == 1).expect("row 1");
+    let rescued: serde_json::Value =
+        serde_json::from_str(first["_rescued_data"].as_str().unwrap()).unwrap();
+    for (name, value) in [
+        ("__version", serde_json::json!(7)),
+        ("_rescued_data", serde_json::json!("mine")),
+        ("_change_type", serde_json::json!("x")),
+        ("_commit_version", serde_json::json!(3)),
+        ("__file", serde_json::json!("f")),
+    ] {
+        assert_eq!(rescued[name], value, "{name} in {rescued}");
+        assert!(first.get(name).is_none() || name == "_rescued_data", "{first:?}");
+    }
+    let second = rows.iter().find(|r| r["id"] == 2).expect("row 2");
+    assert!(second["_rescued_data"].is_null(), "{second:?}");
+    let csv = lab.table("raw_csv");
+    assert_eq!(csv.len(), 1, "{csv:?}");
+    let rescued: serde_json::Value =
+        serde_json::from_str(csv[0]["_rescued_data"].as_str().unwrap()).unwrap();
+    assert_eq!(rescued["_commit_version"], "5", "{rescued}");
+    assert_eq!(rescued["__line"], "9", "{rescued}");
+    // A declared schema may not name one: refused at its line, nothing written.
+    let declared = "CREATE STREAMING TABLE typed AS SELECT * FROM STREAM read_files('landing/h', format => 'json', schema => 'id BIGINT, __version BIGINT');";
+    let bad = sql_project(&lab, "hidden-declared", declared);
+    let out = lab.reckon(&["pipeline", "run", &bad.display().to_string()]);
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("Reckon keeps for itself"),
+        "{}",
+        common::stderr(&out)
+    );
+}

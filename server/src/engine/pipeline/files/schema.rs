@@ -126,8 +126,16 @@ pub fn from_ddl(ddl: &str) -> Result<Vec<Column>, String> {
                 ));
             }
         };
+        let name = name.trim_matches('`');
+        if is_reserved(name) {
+            return Err(format!(
+                "schema: column {name} has a name Reckon keeps for itself (_rescued_data, \
+                 _change_type, _commit_version, _commit_timestamp, and names starting __); a \
+                 field so named is kept in _rescued_data"
+            ));
+        }
         columns.push(Column {
-            name: name.trim_matches('`').to_string(),
+            name: name.to_string(),
             kind,
         });
     }
@@ -135,6 +143,19 @@ pub fn from_ddl(ddl: &str) -> Result<Vec<Column>, String> {
         return Err("schema: no columns".into());
     }
     Ok(columns)
+}
+
+/// Whether a column's name is one Reckon keeps for itself: `_rescued_data`, a change feed's
+/// `_change_type`, `_commit_version` and `_commit_timestamp`, and every name starting `__` (a
+/// row's file and line, a change's version). A field so named in a landed file is no column: it
+/// is kept in `_rescued_data` under its name, as Auto Loader rescues a field its schema cannot
+/// hold (PIPELINES §3); a declared schema may not name one.
+pub fn is_reserved(name: &str) -> bool {
+    name.starts_with("__")
+        || matches!(
+            name,
+            "_rescued_data" | "_change_type" | "_commit_version" | "_commit_timestamp"
+        )
 }
 
 /// Columns seen so far in JSON records, widened as more are seen: integers BIGINT, other
@@ -146,7 +167,7 @@ pub struct Inferred {
 
 impl Inferred {
     pub fn see(&mut self, record: &serde_json::Map<String, Value>) {
-        for (name, value) in record {
+        for (name, value) in record.iter().filter(|(name, _)| !is_reserved(name)) {
             let seen = match value {
                 Value::Null => None,
                 Value::Bool(_) => Some(Type::Boolean),
@@ -163,7 +184,7 @@ impl Inferred {
 
     /// Columns of a CSV header, in its order: their types come from the values seen after.
     pub fn see_header(&mut self, names: &[String]) {
-        for name in names {
+        for name in names.iter().filter(|name| !is_reserved(name)) {
             if !self.columns.iter().any(|(n, _)| n == name) {
                 self.columns.push((name.clone(), None));
             }
