@@ -292,3 +292,40 @@ async fn a_save_reads_the_project_in_a_child_within_the_limits_and_sweeps_crashe
     let after = std::fs::read_to_string(tight.folder("ann").join("project").join(SQL)).unwrap();
     assert_eq!(before, after);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_cell_is_shown_cut_and_the_page_stays_small() {
+    let (server, ann) = lab_with("huge-cell", Limits::DEFAULT).await;
+    let sql = "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/big', format => 'json');\n";
+    save(&server, &ann, sql).await.ok("a streaming table");
+    let landing = server.folder("ann").join("landing/big");
+    std::fs::create_dir_all(&landing).unwrap();
+    // One 8 MiB line, and a small one.
+    let line = format!(
+        "{{\"id\": 1, \"note\": \"{}\"}}\n{{\"id\": 2, \"note\": \"small\"}}\n",
+        "x".repeat(8 << 20)
+    );
+    std::fs::write(landing.join("a.json"), line).unwrap();
+    succeeds(&server, &ann).await;
+    let request = Request::post("/fn/table")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "application/json")
+        .header(header::AUTHORIZATION, format!("Bearer {ann}"))
+        .body(Body::from("lab=ann&name=raw"))
+        .unwrap();
+    let answer = server.call(request).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.json);
+    let text = answer.json.to_string();
+    assert!(text.len() < 64 << 10, "the page holds {} bytes", text.len());
+    let rows = answer.json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{text:.2000}");
+    let cells: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.as_array().unwrap())
+        .filter_map(|c| c.as_str())
+        .collect();
+    let cut = cells.iter().find(|c| c.starts_with("xxx")).expect("the cell");
+    assert_eq!(cut.chars().count(), reckon::service::pages::tables::CELL_SHOWN + 1);
+    assert!(cut.ends_with('…'));
+    assert!(cells.contains(&"small"), "{cells:?}");
+}

@@ -17,6 +17,24 @@ use crate::service::lab::Lab;
 const TABLE_ROWS_SHOWN: usize = 200;
 /// Commits the tables page lists.
 const VERSIONS_SHOWN: usize = 50;
+/// Characters of a cell the page shows; a longer one is cut, ending with "…".
+pub const CELL_SHOWN: usize = 1_000;
+/// Table pages read at once across the server's labs: a page reads its rows whole (a landed
+/// 60 MiB line is a 60 MiB cell), so readers past these wait their turn instead of each holding
+/// their own copy.
+const READS_AT_ONCE: usize = 2;
+
+static READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(READS_AT_ONCE);
+
+/// `text` cut to its first [`CELL_SHOWN`] characters, with "…" when it was longer.
+fn cell(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(CELL_SHOWN) {
+        text.truncate(at);
+        text.push('…');
+        text.shrink_to_fit();
+    }
+    text
+}
 
 /// The tables a lab may show, in the order data flows: the course's, or its project's (and
 /// `_quarantine`).
@@ -119,6 +137,10 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
         }
     }
     view.version = Some(tables::version(&table));
+    let _turn = READS
+        .acquire()
+        .await
+        .map_err(|_| ApiError::Failed("the server is stopping".into()))?;
     view.total_rows = render::count_rows(&table, name).await.map_err(failed)? as usize;
     let batches = match course {
         Some(t) => render::sorted_rows(&table, t, Some(TABLE_ROWS_SHOWN)).await,
@@ -137,9 +159,9 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
             view.columns
                 .iter()
                 .map(|column| match row.remove(column) {
-                    Some(Value::String(s)) => s,
+                    Some(Value::String(s)) => cell(s),
                     Some(Value::Null) | None => String::new(),
-                    Some(other) => other.to_string(),
+                    Some(other) => cell(other.to_string()),
                 })
                 .collect()
         })
@@ -173,5 +195,17 @@ fn gone(lab: &Lab, name: &str, v: i64, file: &str) -> String {
             crate::config::hours_text(keep)
         ),
         None => format!("{name} version {v} can no longer be read: its file {file} is missing"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_cell_is_cut_at_a_character_with_an_ellipsis() {
+        assert_eq!(super::cell("short".into()), "short");
+        let long = "é".repeat(super::CELL_SHOWN + 5);
+        let cut = super::cell(long);
+        assert_eq!(cut.chars().count(), super::CELL_SHOWN + 1);
+        assert!(cut.ends_with("é…"), "{cut}");
     }
 }
