@@ -50,6 +50,7 @@ bench: setup
 	cargo bench -p reckon --bench support
 	cargo bench -p reckon --bench cdc
 	cargo bench -p reckon --bench child
+	cargo bench -p reckon --bench attack
 
 # Every bench once at a small size (CI runs it after the tests): it must run, no figure is judged.
 bench-smoke: setup

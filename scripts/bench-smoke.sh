@@ -18,6 +18,7 @@ smoke=(
   "support|^gold view from all 35 files|--tickets-per-day 40"
   "cdc|^ratio cdc_incremental big/small|--changes 20000 --keys 2000"
   "child|^ratio small_run child/in-process|--runs 2"
+  "attack|^server resident memory: idle|--readers 20 --wall 5"
 )
 
 # Every bench of the package has a line above: a bench added later must be given a small size.

@@ -284,7 +284,10 @@ fn fields_named_like_hidden_columns_are_kept_in_rescued_data() {
         ("__file", serde_json::json!("f")),
     ] {
         assert_eq!(rescued[name], value, "{name} in {rescued}");
-        assert!(first.get(name).is_none() || name == "_rescued_data", "{first:?}");
+        assert!(
+            first.get(name).is_none() || name == "_rescued_data",
+            "{first:?}"
+        );
     }
     let second = rows.iter().find(|r| r["id"] == 2).expect("row 2");
     assert!(second["_rescued_data"].is_null(), "{second:?}");

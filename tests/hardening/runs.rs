@@ -324,8 +324,14 @@ async fn a_huge_cell_is_shown_cut_and_the_page_stays_small() {
         .flat_map(|r| r.as_array().unwrap())
         .filter_map(|c| c.as_str())
         .collect();
-    let cut = cells.iter().find(|c| c.starts_with("xxx")).expect("the cell");
-    assert_eq!(cut.chars().count(), reckon::service::pages::tables::CELL_SHOWN + 1);
+    let cut = cells
+        .iter()
+        .find(|c| c.starts_with("xxx"))
+        .expect("the cell");
+    assert_eq!(
+        cut.chars().count(),
+        reckon::service::pages::tables::CELL_SHOWN + 1
+    );
     assert!(cut.ends_with('…'));
     assert!(cells.contains(&"small"), "{cells:?}");
 }
