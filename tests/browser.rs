@@ -9,6 +9,8 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
+use std::time::Duration;
+
 use browser::{
     Browser, Served, built_site, clear_artifacts, serve_shared, sign_in, sign_in_instead,
 };
@@ -276,6 +278,10 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         .await;
     let learner = browser.text(&token).await;
     assert!(learner.contains('.'), "{learner}");
+    // Shown once, with a button that copies it.
+    browser
+        .wait_for(".new-token[data-token-lab='ann'] button.copy")
+        .await;
     browser.wait_for("tr[data-lab='ann']").await;
     browser.screenshot("labs").await;
 
@@ -294,6 +300,29 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         )
         .await;
     browser.screenshot("lab-produce").await;
+    // The form's event time starts at now: sent as it stands, it is taken.
+    let time = browser
+        .wait_for(".event-form input[name='event[event_time]']")
+        .await;
+    let now = browser.attribute(&time, "value").await.unwrap_or_default();
+    assert!(now.starts_with("20"), "the event time starts as {now:?}");
+
+    // A learner's lab list offers no "Make a lab" form the server would refuse.
+    browser.open(&format!("{base}/labs")).await;
+    browser.wait_for("tr[data-lab='ann']").await;
+    assert!(browser.find(".create-lab-form").await.is_none());
+
+    // A run started with the button says how it ended, once it has.
+    browser.open(&format!("{base}/labs/ann/runs")).await;
+    let run = browser.wait_for(".run-form button[type='submit']").await;
+    browser.click(&run).await;
+    browser
+        .wait_until(
+            "the button's run to say it succeeded",
+            "return [...document.querySelectorAll('.outcome[data-run]')]
+                .some(e => e.textContent.includes('succeeded'));",
+        )
+        .await;
     let topic = format!("{}.ann", lab.topic);
     let kafka = lab.kafka();
     let sent: i64 = (0..3)
@@ -305,6 +334,46 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
         None,
         "not in default's"
     );
+
+    // The learner resets the lab: the produce page shows it empty, reads it once, and stays
+    // within the write limit (a reload made again the effect that reloads it, over and over).
+    browser.open(&format!("{base}/labs/ann/produce")).await;
+    let confirm = browser.wait_for(".reset-form input[name='confirm']").await;
+    browser.click(&confirm).await;
+    let reset = browser.wait_for(".reset-form button[type='submit']").await;
+    browser.click(&reset).await;
+    browser
+        .wait_until(
+            "the produce page to show the lab empty",
+            "return document.body.textContent.includes(\"Gold's watermark: none yet\");",
+        )
+        .await;
+    let calls = "return performance.getEntriesByType('resource')
+        .filter(e => e.name.includes('/fn/')).length;";
+    let before = browser
+        .call(
+            "POST",
+            "/execute/sync",
+            json!({"script": calls, "args": []}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = browser
+        .call(
+            "POST",
+            "/execute/sync",
+            json!({"script": calls, "args": []}),
+        )
+        .await;
+    let more = after.as_i64().unwrap() - before.as_i64().unwrap();
+    assert!(
+        more <= 2,
+        "{more} server calls in 3 quiet seconds after a reset"
+    );
+    let body = browser.wait_for("body").await;
+    let page = browser.text(&body).await;
+    assert!(!page.contains("too many writes"), "{page}");
+    browser.screenshot("lab-reset").await;
 
     // A viewer of ann reads its pages but is offered nothing to send, run or reset.
     let viewer = reqwest::Client::new()

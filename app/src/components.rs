@@ -86,6 +86,24 @@ pub fn CsrfField() -> impl IntoView {
 /// with the session instead (see the produce page).
 #[component]
 pub fn IfWriter(children: ChildrenFn, #[prop(optional, into)] fallback: ViewFn) -> impl IntoView {
+    if_session(SessionView::may_write, children, fallback)
+}
+
+/// Shows `children` only to the instructor (and on a server that asks for no tokens): making
+/// labs, the class's settings.
+#[component]
+pub fn IfInstructor(
+    children: ChildrenFn,
+    #[prop(optional, into)] fallback: ViewFn,
+) -> impl IntoView {
+    if_session(|s, _| s.may_manage(), children, fallback)
+}
+
+fn if_session(
+    may: fn(&SessionView, &str) -> bool,
+    children: ChildrenFn,
+    fallback: ViewFn,
+) -> impl IntoView {
     let session = Session::resource();
     let lab = current_lab();
     let children = StoredValue::new(children);
@@ -95,7 +113,7 @@ pub fn IfWriter(children: ChildrenFn, #[prop(optional, into)] fallback: ViewFn) 
                 let (lab, fallback) = (lab.clone(), fallback.clone());
                 Suspend::new(async move {
                     let may = match session {
-                        Some(s) => s.await.is_ok_and(|s| s.may_write(&lab)),
+                        Some(s) => s.await.is_ok_and(|s| may(&s, &lab)),
                         None => false,
                     };
                     match may {
@@ -196,23 +214,57 @@ pub fn form_error<T: Clone + Send + Sync + 'static>(
     }
 }
 
-/// A run's outcome, as a sentence with a link to it.
+/// A run's outcome, as a sentence with a link to it. A run still going is followed: when the
+/// server announces a run's end, the sentence says how this one ended.
 #[component]
 pub fn RunOutcome(run: RunStarted) -> impl IntoView {
-    let text = match run.status {
-        RunStatus::Running => format!("Run #{} started.", run.id),
-        RunStatus::Succeeded => format!("Run #{} succeeded.", run.id),
-        RunStatus::Canceled => format!("Run #{} was cancelled.", run.id),
-        RunStatus::Failed => format!(
-            "Run #{} failed: {}",
-            run.id,
-            run.error.clone().unwrap_or_default()
-        ),
+    let (id, running) = (run.id, run.status == RunStatus::Running);
+    let lab = current_lab();
+    let links = lab.clone();
+    let followed = Resource::new(
+        move || (Live::get(), running),
+        move |(_, running)| {
+            let lab = lab.clone();
+            async move {
+                match running {
+                    true => crate::api::get_run(lab, id.to_string()).await.ok(),
+                    false => None,
+                }
+            }
+        },
+    );
+    let sentence = move |run: RunStarted| {
+        let text = match run.status {
+            RunStatus::Running => format!("Run #{} started; this says how it ends.", run.id),
+            RunStatus::Succeeded => format!("Run #{} succeeded.", run.id),
+            RunStatus::Canceled => format!("Run #{} was cancelled.", run.id),
+            RunStatus::Failed => format!(
+                "Run #{} failed: {}",
+                run.id,
+                run.error.clone().unwrap_or_default()
+            ),
+        };
+        view! {
+            <p class=format!("outcome {}", run.status) data-run=run.id>
+                <a href=lab_href(&links, &format!("/runs/{}", run.id))>{text}</a>
+            </p>
+        }
     };
+    let (first, later) = (run.clone(), sentence.clone());
     view! {
-        <p class=format!("outcome {}", run.status)>
-            <a href=href(&format!("/runs/{}", run.id))>{text}</a>
-        </p>
+        <Transition fallback=move || sentence(first.clone())>
+            {move || {
+                let (run, sentence) = (run.clone(), later.clone());
+                Suspend::new(async move {
+                    let now = followed.await.map(|d| RunStarted {
+                        id: d.run.id,
+                        status: d.run.status,
+                        error: d.run.error,
+                    });
+                    sentence(now.unwrap_or(run))
+                })
+            }}
+        </Transition>
     }
 }
 

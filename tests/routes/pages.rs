@@ -56,7 +56,7 @@ async fn every_page_renders_without_javascript() {
         ("/hours", "data-verdict=\"late\""),
         ("/produce", "send again"),
         ("/produce?preset=late", "is behind it"),
-        ("/topic", "bronze stored"),
+        ("/topic", "bronze stored up to offset"),
         ("/tables?table=hourly_sales", "hourly_sales at version"),
         ("/tables?table=orders&version=1", "(latest is"),
         ("/pipeline", "up to date with bronze"),

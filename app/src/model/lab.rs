@@ -204,6 +204,12 @@ pub struct SessionView {
 }
 
 impl SessionView {
+    /// Whether this person may make and delete labs and mint their tokens: the instructor, or
+    /// anyone on a server that asks for no tokens.
+    pub fn may_manage(&self) -> bool {
+        matches!(self.role, Role::Local | Role::Instructor)
+    }
+
     /// Whether this person may produce, run and reset `lab`.
     pub fn may_write(&self, lab: &str) -> bool {
         match self.role {

@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 
 use crate::api::{ApiError, CreateLab, MakeViewerToken, get_labs};
-use crate::components::{CsrfField, ErrorLine, Live, field_error, lab_href, short_time};
+use crate::components::{
+    CsrfField, ErrorLine, IfInstructor, Live, field_error, lab_href, short_time,
+};
 use crate::model::{CheckOutcome, LabSummary, NewToken, PipelineKind};
 use crate::pages::loaded;
 
@@ -32,6 +34,7 @@ pub fn LabsPage() -> impl IntoView {
             </table>
         })}
         {token_view(viewer.value().into())}
+        <IfInstructor>
         <section class="new-lab">
             <h2>"Make a lab"</h2>
             <p>"A lab has its own topic, tables and history. Its learner token is shown once: hand it to the learner."</p>
@@ -46,6 +49,7 @@ pub fn LabsPage() -> impl IntoView {
             </ActionForm>
             {token_view(created)}
         </section>
+        </IfInstructor>
     }
 }
 
@@ -80,6 +84,12 @@ fn lab_row(lab: LabSummary, viewer: ServerAction<MakeViewerToken>) -> impl IntoV
     }
 }
 
+/// The copy button's script: the token to the clipboard, or selected where the page may not
+/// write the clipboard.
+const COPY: &str = "var b=this,t=b.dataset.token,c=b.previousElementSibling;\
+if(navigator.clipboard){navigator.clipboard.writeText(t).then(function(){b.textContent='Copied'},\
+function(){getSelection().selectAllChildren(c)})}else{getSelection().selectAllChildren(c)}";
+
 /// A token just made, shown once with what it opens.
 fn token_view(value: Signal<Option<Result<NewToken, ApiError>>>) -> impl IntoView {
     move || {
@@ -87,7 +97,11 @@ fn token_view(value: Signal<Option<Result<NewToken, ApiError>>>) -> impl IntoVie
         Some(Ok(token)) => Some(view! {
             <div class="new-token" data-token-lab=token.lab.clone() data-token-role=token.role.as_str()>
                 <p>{format!("The {} token of lab {} (shown once, keep it):", token.role, token.lab)}</p>
-                <code class="token">{token.token}</code>
+                <code class="token">{token.token.clone()}</code>
+                // Works before the page's script loads too; where the clipboard is closed to
+                // the page (plain HTTP off this machine), the token is selected to copy by hand.
+                <button type="button" class="copy" data-token=token.token
+                    onclick=COPY>"Copy"</button>
             </div>
         }.into_any()),
         Some(Err(e)) if e.field_name().is_none() => Some(view! { <ErrorLine error=e /> }.into_any()),

@@ -26,8 +26,11 @@ pub fn LandingPage() -> impl IntoView {
                     .into_any(),
             ),
             (Some(n), None) => Some(
-                view! { <p class="outcome succeeded">{format!("Uploaded {n} file(s).")}</p> }
-                    .into_any(),
+                view! { <p class="outcome succeeded">{match n.as_str() {
+                    "1" => "Uploaded 1 file.".to_string(),
+                    n => format!("Uploaded {n} files."),
+                }}</p> }
+                .into_any(),
             ),
             _ => None,
         }

@@ -36,6 +36,15 @@ pub fn ProducePage() -> impl IntoView {
         save: ServerAction::new(),
         reset: ServerAction::new(),
     };
+    // A reset changes every figure: the page reads them again, once. (Here, not in the settings'
+    // view: that one is made again by the reload, and an effect made with it would see the reset
+    // done, ask again, and so on, until the server's write limit refused the page.)
+    let reset_value: Signal<Option<Result<Settings, ApiError>>> = actions.reset.value().into();
+    Effect::new(move |_| {
+        if reset_value.get().is_some_and(|r| r.is_ok()) {
+            Live::bump();
+        }
+    });
     view! {
         <h1>"Produce"</h1>
         <CourseOnly />
@@ -104,8 +113,8 @@ fn EventFormView(page: Page, preset: String, action: ServerAction<ProduceEvent>)
             page.late_event_time.clone().unwrap_or_default(),
             Some(page.late_explanation.clone()),
         ),
-        "now" => (page.now.clone(), None),
-        _ => (String::new(), None),
+        // Without a preset too: an empty time cannot be sent.
+        _ => (page.now.clone(), None),
     };
     let status = if preset == "late" { "placed" } else { "" };
     let field = move |name: &'static str, label: &'static str, input: AnyView| {
@@ -213,11 +222,6 @@ fn SettingsView(settings: Settings, actions: Actions) -> impl IntoView {
     let (save, reset) = (actions.save, actions.reset);
     let saved: Signal<Option<Result<Settings, ApiError>>> = save.value().into();
     let reset_value: Signal<Option<Result<Settings, ApiError>>> = reset.value().into();
-    Effect::new(move |_| {
-        if reset_value.get().is_some_and(|r| r.is_ok()) {
-            Live::bump();
-        }
-    });
     let pending_dedup = (settings.dedup != settings.dedup_in_effect).then(|| view! {
         <p class="note">{format!(
             "Deduplication is {} now; it will be {} after the next reset (gold's state keeps the setting it started with).",

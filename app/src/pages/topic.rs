@@ -19,7 +19,7 @@ pub fn TopicPage() -> impl IntoView {
                 Some(partitions) => view! {
                     <table class="partitions">
                         <tbody>
-                        <tr><th>"partition"</th><th>"log start"</th><th>"log end"</th><th>"bronze stored"</th><th>"lag"</th></tr>
+                        <tr><th>"partition"</th><th>"log start"</th><th>"log end"</th><th title="the offset of the last message bronze stored from this partition (an offset, not a count)">"bronze stored up to offset"</th><th>"lag"</th></tr>
                         {partitions.iter().map(|p| view! {
                             <tr data-partition=p.partition.to_string()>
                                 <td>{p.partition}</td><td>{p.log_start}</td><td>{p.log_end}</td>

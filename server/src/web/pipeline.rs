@@ -164,14 +164,15 @@ pub async fn upload(
         .is_some_and(|v| v.contains("text/html"));
     let outcome = receive(&state, &params, &headers, request).await;
     if !form {
-        return Ok(Json(outcome?).into_response());
+        return Ok(Json(outcome?.1).into_response());
     }
     let page = match params.lab() {
         app::model::DEFAULT_LAB => "/landing".to_string(),
         lab => format!("/labs/{lab}/landing"),
     };
     let said = match outcome {
-        Ok(files) => format!("uploaded={}", files.len()),
+        // The files this upload sent, not the folder's count after it.
+        Ok((sent, _)) => format!("uploaded={sent}"),
         Err(e) => format!(
             "error={}",
             percent_encoding::utf8_percent_encode(
@@ -188,7 +189,7 @@ async fn receive(
     params: &Params,
     headers: &HeaderMap,
     request: Request,
-) -> Result<Vec<LandedFile>, ApiError> {
+) -> Result<(usize, Vec<LandedFile>), ApiError> {
     let lab = open(state, headers, params, Access::Write).await?;
     let mut multipart = Multipart::from_request(request, state)
         .await
@@ -233,7 +234,8 @@ async fn receive(
     if files.is_empty() {
         return Err(ApiError::field("file", "no file was sent"));
     }
-    lab.upload(files).await
+    let sent = files.len();
+    Ok((sent, lab.upload(files).await?))
 }
 
 pub async fn graph(

@@ -27,7 +27,7 @@ pub fn parse_delay(text: &str) -> Result<i64, String> {
         "h" | "hour" | "hours" => 60,
         other => {
             return Err(format!(
-                "delay: {other:?} is not a unit; write minutes (90, 90m) or hours (2h)"
+                "{other:?} is not a unit; write minutes (90, 90m) or hours (2h)"
             ));
         }
     };
@@ -35,10 +35,10 @@ pub fn parse_delay(text: &str) -> Result<i64, String> {
         .parse::<i64>()
         .ok()
         .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| format!("delay: {text:?} is not a whole number of minutes or hours"))?;
+        .ok_or_else(|| format!("{text:?} is not a whole number of minutes or hours"))?;
     if minutes > MAX_DELAY_MINUTES {
         return Err(format!(
-            "delay: at most a week ({MAX_DELAY_MINUTES} minutes), got {minutes}"
+            "at most a week ({MAX_DELAY_MINUTES} minutes), got {minutes}"
         ));
     }
     Ok(minutes)
@@ -209,7 +209,12 @@ mod tests {
                 .unwrap_err()
                 .contains("\"d\" is not a unit")
         );
-        assert!(parse_delay("h").unwrap_err().starts_with("delay:"));
+        // The field's name is the error's to add (`delay: ...`), said once.
+        assert!(
+            parse_delay("h")
+                .unwrap_err()
+                .starts_with("\"h\" is not a whole number")
+        );
         assert!(parse_delay("20000").unwrap_err().contains("at most a week"));
     }
 }

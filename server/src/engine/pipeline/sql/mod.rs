@@ -60,7 +60,9 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
     let sql = stream::with_parentheses(&text.sql);
     let error = |e: String| ParseError {
         place: within(&text.at, &e),
-        message: format!("in the query: {e}"),
+        // The place is said once, as the file's line and column, not also as the parser's
+        // "Line: 1, Column: 49" within the query.
+        message: format!("in the query: {}", without_position(&e)),
     };
     let mut query = Parser::new(&GenericDialect {})
         .try_with_sql(&sql)
@@ -87,6 +89,14 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
         reads: finder.reads,
         at: text.at.clone(),
     })
+}
+
+/// A parser error's message without its trailing " at Line: L, Column: C".
+fn without_position(message: &str) -> &str {
+    match message.rfind(" at Line: ") {
+        Some(i) if message[i..].contains("Column: ") => &message[..i],
+        _ => message,
+    }
 }
 
 /// The place in the file of a parser error's "Line: L, Column: C" inside a query starting at `at`.
