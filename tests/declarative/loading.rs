@@ -166,6 +166,14 @@ fn a_bad_project_is_refused_by_place_or_name_and_writes_nothing() {
         stderr(&out)
     );
 
+    // A syntax error in a query: its place said once, as the file's line and column.
+    write("CREATE MATERIALIZED VIEW g AS\nSELECT status, count(*) FORM t GROUP BY status;");
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    let said = stderr(&out);
+    assert!(said.contains("sql/p.sql:2:"), "{said}");
+    assert!(!said.contains("Line: "), "{said}");
+
     write("CREATE MATERIALIZED VIEW g AS SELECT * FROM nowhere;");
     let out = run();
     assert!(
