@@ -405,3 +405,71 @@ async fn an_instructor_makes_a_lab_a_learner_plays_in_it_a_viewer_only_looks() {
     let _ = browser.call("DELETE", "", json!({})).await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_and_tabs_share_one_live_stream_and_every_page_loads() {
+    let lab = TestLab::new("browser-live");
+    let state = lab.dashboard(&built_site()).await;
+    let (base, server) = Served::start(state.clone()).await;
+    let browser = Browser::start().await;
+    // Within a ceiling that says "it loads", not a speed: a page that waits for a connection
+    // the browser's other pages hold waits far longer.
+    let load = |path: &'static str| {
+        let (browser, url) = (&browser, format!("{base}{path}"));
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), browser.open(&url))
+                .await
+                .unwrap_or_else(|_| panic!("{url} did not load within 10 s"));
+        }
+    };
+    // Ten pages by address in one tab (each a full load, the last ones kept in the
+    // back/forward cache)...
+    for path in [
+        "/",
+        "/runs",
+        "/hours",
+        "/produce",
+        "/topic",
+        "/tables",
+        "/pipeline",
+        "/runs",
+        "/hours",
+        "/",
+    ] {
+        load(path).await;
+    }
+    // ... then seven tabs more, each opening a page.
+    for path in [
+        "/", "/runs", "/hours", "/produce", "/topic", "/tables", "/runs",
+    ] {
+        let tab = browser
+            .call("POST", "/window/new", json!({"type": "tab"}))
+            .await;
+        let handle = tab["handle"].as_str().unwrap().to_string();
+        browser
+            .call("POST", "/window", json!({"handle": handle}))
+            .await;
+        load(path).await;
+    }
+    // The browser holds one live stream for all its tabs. (A closed stream leaves the server's
+    // count when its connection is seen closed, at the latest at the next keep-alive.)
+    let started = std::time::Instant::now();
+    while state.live_streams() != 1 && started.elapsed() < Duration::from_secs(40) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(state.live_streams(), 1, "live streams the server holds");
+    // And it is live: a run started elsewhere shows on this tab's runs page without a reload,
+    // through the stream another tab may hold.
+    assert!(browser.find("li.run").await.is_none());
+    let run = reqwest::Client::new()
+        .post(format!("{base}/api/runs?wait=true"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert!(run.status().is_success(), "{:?}", run.text().await);
+    browser.wait_for("li.run").await;
+    let _ = browser.call("DELETE", "", json!({})).await;
+    server.stop().await;
+}

@@ -158,25 +158,56 @@ impl Live {
     }
 }
 
+/// One live stream per browser and lab, shared by its tabs: the tab holding a Web Lock named for
+/// the stream reads it and passes each message to the others on a `BroadcastChannel`; when that
+/// tab goes, the lock (and the stream) passes to another. A page put in the back/forward cache
+/// gives its stream up, and asks again when it is shown. A browser keeps six connections per
+/// host over HTTP/1.1: a stream per page held them all after a few pages and tabs, and the next
+/// page waited. Without locks or channels (an old browser), each page reads its own.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function share_live(url, heard) {
+  const name = 'reckon-live:' + url;
+  const shared = typeof BroadcastChannel === 'function' && navigator.locks;
+  const channel = shared ? new BroadcastChannel(name) : null;
+  if (channel) channel.onmessage = (e) => heard(e.data);
+  let source = null, release = null;
+  const read = () => {
+    source = new EventSource(url);
+    source.onmessage = (e) => { heard(e.data); if (channel) channel.postMessage(e.data); };
+  };
+  const lead = () => navigator.locks.request(name, () => new Promise((done) => {
+    release = done;
+    read();
+  }));
+  const start = () => shared ? lead() : read();
+  const stop = () => {
+    if (source) { source.close(); source = null; }
+    if (release) { release(); release = null; }
+  };
+  addEventListener('pagehide', stop);
+  addEventListener('pageshow', (e) => { if (e.persisted) start(); });
+  start();
+}
+"#)]
+extern "C" {
+    fn share_live(url: &str, heard: &wasm_bindgen::closure::Closure<dyn FnMut(String)>);
+}
+
 #[cfg(feature = "hydrate")]
 fn subscribe(count: RwSignal<u64>) {
-    use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
     let path = window().location().pathname().unwrap_or_default();
     let url = match lab_of_path(&path).as_str() {
         DEFAULT_LAB => "/api/live".to_string(),
         lab => format!("/api/labs/{lab}/live"),
     };
-    let Ok(source) = web_sys::EventSource::new(&url) else {
-        return;
-    };
-    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| {
+    let heard = Closure::<dyn FnMut(String)>::new(move |_| {
         count.update(|n| *n += 1);
     });
-    source.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    // Both live as long as the page: the subscription is the page's, not a component's.
-    on_message.forget();
-    std::mem::forget(source);
+    share_live(&url, &heard);
+    // It lives as long as the page: the subscription is the page's, not a component's.
+    heard.forget();
 }
 
 /// An error from the server, as a line the reader can act on.

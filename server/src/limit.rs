@@ -82,6 +82,15 @@ pub struct Share<K: Eq + Hash + Clone> {
 }
 
 impl<K: Eq + Hash + Clone> Shares<K> {
+    /// The places held, all keys together.
+    pub fn held(&self) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .sum()
+    }
+
     /// A place for `key`, if it holds fewer than `most`.
     pub fn take(self: &Arc<Self>, key: K, most: usize) -> Option<Share<K>> {
         let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);

@@ -76,6 +76,11 @@ impl AppState {
     }
 
     /// The same state with other rates for writes, sends, sign-ins and token guesses.
+    /// The live streams open now, all clients together.
+    pub fn live_streams(&self) -> usize {
+        self.live.held()
+    }
+
     pub fn with_rates(self, rates: Rates) -> Self {
         Self {
             limits: Arc::new(guard::Limits::new(rates)),
