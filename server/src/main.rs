@@ -142,7 +142,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check { json, full } => {
             // A lab that runs its own project (started in the browser) checks that project.
             if lab.kind() == app::model::PipelineKind::Project {
-                let graph = lab.project_graph()?;
+                let graph = lab.project_graph().await?;
                 let problem = reckon::cli::pipeline::check(&lab, &graph, json).await?;
                 return Ok(ExitCode::from(u8::from(problem)));
             }

@@ -126,3 +126,52 @@ async fn no_project_file_can_break_the_server() {
         answer.json
     );
 }
+
+/// Pages read the project in a child process and keep the graph while its files stay the same:
+/// a file changed on disk (not through a save) is seen at the next page, broken or mended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_see_the_project_as_its_files_are_now() {
+    let server = Server::with("projects-graph", true, 2).await;
+    let ann = server.create_lab("ann").await;
+    server
+        .ok_as(
+            "POST",
+            "/api/labs/ann/pipeline/example",
+            Some(&ann),
+            json!({}),
+        )
+        .await;
+    let graph = "/api/labs/ann/pipeline/graph";
+    let names = |answer: &Value| -> Vec<String> {
+        answer["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no nodes: {answer}"))
+            .iter()
+            .map(|n| n["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let first = server.ok_as("GET", graph, Some(&ann), json!({})).await;
+    assert!(!names(&first).contains(&"extra".to_string()), "{first}");
+
+    let extra = server.folder("ann").join("project/transformations/extra.sql");
+    std::fs::write(
+        &extra,
+        "CREATE MATERIALIZED VIEW extra AS SELECT count(*) AS n FROM silver_tickets;\n",
+    )
+    .unwrap();
+    let added = server.ok_as("GET", graph, Some(&ann), json!({})).await;
+    assert!(names(&added).contains(&"extra".to_string()), "{added}");
+
+    std::fs::write(&extra, "CREATE MATERIALIZED VIEW extra AS SELEC 1;\n").unwrap();
+    let broken = server.api("GET", graph, Some(&ann), json!({})).await;
+    assert_eq!(broken.status, StatusCode::BAD_REQUEST, "{}", broken.json);
+    let error = broken.json["error"].as_str().unwrap_or_default();
+    assert!(error.contains("transformations/extra.sql:1"), "{}", broken.json);
+    // Said again from what was kept, the same.
+    let again = server.api("GET", graph, Some(&ann), json!({})).await;
+    assert_eq!(again.json, broken.json);
+
+    std::fs::remove_file(&extra).unwrap();
+    let mended = server.ok_as("GET", graph, Some(&ann), json!({})).await;
+    assert_eq!(names(&mended), names(&first));
+}

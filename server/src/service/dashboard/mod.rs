@@ -65,7 +65,7 @@ impl Dashboard {
         );
         let (live, _) = broadcast::channel(64);
         Arc::new(Self {
-            lab,
+            lab: lab.reading_projects_with(child::reader(run_limits)),
             settings,
             running: Mutex::new(None),
             live,

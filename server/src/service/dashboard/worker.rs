@@ -29,7 +29,7 @@ async fn run_pipeline(
             .map(|_| ())
             .map_err(failed),
         PipelineKind::Project => {
-            let graph = lab.project_graph().map_err(refused)?;
+            let graph = lab.project_graph().await.map_err(refused)?;
             let run = lab
                 .run_project_with(&graph, &[], started)
                 .await
@@ -252,7 +252,8 @@ impl From<Found> for WorkspaceError {
 }
 
 /// `reckon worker --check-project DIR`: reads the project in `dir` into a graph, as a save does,
-/// on a thread with a 512 MiB stack, and says `ok` or `failed <what it found, as JSON>`.
+/// on a thread with a 512 MiB stack, and says `ok <the graph, as JSON>` or
+/// `failed <what it found, as JSON>`.
 pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
     // Reading a project needs no network at all.
     sandboxed(&[]);
@@ -269,7 +270,14 @@ pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
         )))),
     };
     match read {
-        Ok(Ok(())) => say(format_args!("ok")),
+        Ok(Ok(graph)) => match serde_json::to_string(&graph) {
+            Ok(graph) => say(format_args!("ok {graph}")),
+            Err(e) => say(format_args!(
+                "failed {}",
+                serde_json::to_string(&Found::Other(format!("the graph would not write: {e}")))
+                    .unwrap_or_default()
+            )),
+        },
         Ok(Err(e)) => say(format_args!(
             "failed {}",
             serde_json::to_string(&Found::from(e)).unwrap_or_default()

@@ -22,6 +22,7 @@ use crate::store::{History, HistoryError};
 mod lock;
 mod pipeline;
 pub mod project;
+pub mod reading;
 mod tidy;
 pub mod workspace;
 
@@ -86,6 +87,8 @@ pub struct Lab {
     shared: Arc<SharedClients>,
     /// Set on the server's labs: pipelines read files only from the lab's landing/ folder.
     landing_only: bool,
+    /// How its project is read into a graph, and the last graph read (`reading.rs`).
+    reading: Arc<reading::Reading>,
 }
 
 impl Lab {
@@ -100,6 +103,7 @@ impl Lab {
             retired: Default::default(),
             shared: Default::default(),
             landing_only: false,
+            reading: Default::default(),
         }
     }
 

@@ -146,7 +146,7 @@ pub fn files_under(root: &Path) -> Result<Vec<(String, std::fs::Metadata)>, LabE
 }
 
 /// A project error as the file, line and column a person can go to.
-fn code_error(error: ProjectError, project: &Path) -> WorkspaceError {
+pub(super) fn code_error(error: ProjectError, project: &Path) -> WorkspaceError {
     match error {
         ProjectError::Parse(e) => WorkspaceError::Code {
             file: e.place.file,
@@ -172,8 +172,8 @@ fn code_error(error: ProjectError, project: &Path) -> WorkspaceError {
 }
 
 /// Reads the project in `dir` into a graph, its errors at their file, line and column.
-pub fn read_project(dir: &Path) -> Result<(), WorkspaceError> {
-    graph::load(dir).map(|_| ()).map_err(|e| code_error(e, dir))
+pub fn read_project(dir: &Path) -> Result<Graph, WorkspaceError> {
+    graph::load(dir).map_err(|e| code_error(e, dir))
 }
 
 /// The start of the name of a save's scratch folder, in the lab's folder.
@@ -218,12 +218,6 @@ impl Lab {
         }
     }
 
-    /// The lab's project as a graph, its errors at their file, line and column.
-    pub fn project_graph(&self) -> Result<Graph, WorkspaceError> {
-        let dir = self.project_dir();
-        graph::load(&dir).map_err(|e| code_error(e, &dir))
-    }
-
     /// The project's files: `spark-pipeline.yml` first, then the others by path.
     pub fn project_files(&self) -> Result<Vec<ProjectFile>, LabError> {
         let dir = self.project_dir();
@@ -245,7 +239,7 @@ impl Lab {
         &self,
         path: &str,
         text: &str,
-        read: impl FnOnce(&Path) -> Result<(), WorkspaceError>,
+        read: impl FnOnce(&Path) -> Result<Graph, WorkspaceError>,
     ) -> Result<(), WorkspaceError> {
         let relative = checked_path(path)?;
         if path != SPEC_FILE && relative.extension().is_none_or(|e| e != "sql") {

@@ -15,7 +15,7 @@ use crate::service::lab::Lab;
 /// hourly_sales -> check.
 pub async fn page(lab: &Lab) -> Result<PipelineView, ApiError> {
     if lab.kind() == PipelineKind::Project {
-        let graph = lab.project_graph().map_err(refused)?;
+        let graph = lab.project_graph().await.map_err(refused)?;
         return Ok(PipelineView {
             nodes: vec![],
             project: Some(super::graph::project_graph(lab, &graph).await?),

@@ -151,7 +151,7 @@ fn final_through(chart: &GoldChart) -> Option<String> {
 
 pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
     let mut sentences = vec![];
-    let graph = match lab.project_graph() {
+    let graph = match lab.project_graph().await {
         Ok(graph) => graph,
         Err(e) => {
             return Ok(Freshness {

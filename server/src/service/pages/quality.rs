@@ -53,7 +53,7 @@ pub async fn events(lab: &Lab, run: Option<i64>) -> Result<EventLog, ApiError> {
 /// Each rule's counts per run (run `run`'s alone when given), and the rows set aside (by rule
 /// `rule`, `table.rule`, alone when given).
 pub async fn quality(lab: &Lab, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError> {
-    let graph = lab.project_graph().map_err(refused)?;
+    let graph = lab.project_graph().await.map_err(refused)?;
     let events = history(lab)?
         .events(&lab.config.lab, run)
         .await

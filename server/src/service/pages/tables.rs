@@ -38,16 +38,16 @@ fn cell(mut text: String) -> String {
 
 /// The tables a lab may show, in the order data flows: the course's, or its project's (and
 /// `_quarantine`).
-fn lab_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
+async fn lab_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
     match lab.kind() {
         PipelineKind::Course => Ok(TableName::ALL.map(|t| t.as_str().to_string()).to_vec()),
-        PipelineKind::Project => project_tables(lab),
+        PipelineKind::Project => project_tables(lab).await,
     }
 }
 
 /// A project's tables in the graph's order (views have none), then `_quarantine`.
-pub fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
-    let graph = lab.project_graph().map_err(refused)?;
+pub async fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
+    let graph = lab.project_graph().await.map_err(refused)?;
     let mut names: Vec<String> = graph
         .datasets
         .iter()
@@ -61,7 +61,7 @@ pub fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
 /// A table's rows at `version` (the latest when `None`) and its commits.
 /// An empty `name` is the first table.
 pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
-    let all = lab_tables(lab)?;
+    let all = lab_tables(lab).await?;
     let name = match name {
         "" => all.first().map_or("", String::as_str),
         name => name,

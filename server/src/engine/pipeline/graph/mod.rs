@@ -24,7 +24,7 @@ pub enum ProjectError {
 }
 
 /// What fills a dataset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FlowKind {
     /// Appends what is new (a streaming table's query or an `INSERT INTO` flow).
     Append,
@@ -42,7 +42,7 @@ const MAX_VIEW_DEPTH: usize = 32;
 pub const DELETE: &str = "__delete";
 
 /// A flow of the graph, with what it reads after views are seen through.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     pub name: String,
     pub target: String,
@@ -56,7 +56,7 @@ pub struct Flow {
     pub cdc: Option<AutoCdc>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Graph {
     pub name: String,
     /// Every dataset by name, in statement order.

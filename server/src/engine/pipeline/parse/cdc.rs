@@ -4,7 +4,7 @@
 use super::{ParseError, Place, Reader};
 
 /// Which columns a clause names: all, these, or all but these.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ColumnList {
     All,
     Only(Vec<String>),
@@ -25,14 +25,14 @@ impl ColumnList {
 }
 
 /// SCD type 1 keeps a key's latest row; type 2 keeps every version with `__START_AT`/`__END_AT`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Scd {
     Type1,
     Type2,
 }
 
 /// `CREATE FLOW ... AS AUTO CDC INTO ...`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AutoCdc {
     pub name: String,
     pub target: String,

@@ -13,7 +13,7 @@ pub use tokens::{ParseError, Place, place};
 use tokens::{Spanned, Token, split, tokens};
 
 /// What a dataset is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     StreamingTable,
     MaterializedView,
@@ -31,7 +31,7 @@ impl Kind {
 }
 
 /// What happens to a row that breaks an expectation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Violation {
     /// Written and counted.
     Warn,
@@ -41,7 +41,7 @@ pub enum Violation {
     Fail,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Expectation {
     pub name: String,
     /// A SQL condition; a row passes when it is true (false and NULL fail).
@@ -50,14 +50,14 @@ pub struct Expectation {
 }
 
 /// A query as written, and where it starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueryText {
     pub sql: String,
     pub at: Place,
 }
 
 /// `CREATE ... STREAMING TABLE | MATERIALIZED VIEW | TEMPORARY VIEW`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dataset {
     pub kind: Kind,
     pub name: String,

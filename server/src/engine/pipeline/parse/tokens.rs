@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// Where something is in a project: a file (relative to the project) and a 1-based line and column.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Place {
     pub file: String,
     pub line: usize,

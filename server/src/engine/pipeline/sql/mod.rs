@@ -18,7 +18,7 @@ mod stream;
 use super::parse::{ParseError, Place, QueryText};
 
 /// The file formats `read_files` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     Json,
     Csv,
@@ -26,7 +26,7 @@ pub enum Format {
 }
 
 /// Where a query reads from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Source {
     /// A dataset of the project, by name.
     Table(String),
@@ -40,7 +40,7 @@ pub enum Source {
 
 /// One read of a query: its source, whether only what is new is read, and the name the query
 /// now uses for it (a plain read keeps the dataset's own name).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Read {
     pub source: Source,
     pub stream: bool,
@@ -48,7 +48,7 @@ pub struct Read {
 }
 
 /// A query ready for DataFusion, and what it reads.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FlowQuery {
     pub sql: String,
     pub reads: Vec<Read>,

@@ -18,6 +18,7 @@
 //! killed it.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::api::ApiError;
@@ -25,7 +26,9 @@ use app::model::RunStatus;
 use tokio::sync::watch;
 
 use crate::service::dashboard::worker::Found;
+use crate::engine::pipeline::graph::Graph;
 use crate::service::lab::Lab;
+use crate::service::lab::reading::ReadProject;
 use crate::service::lab::workspace::WorkspaceError;
 use process::Process;
 
@@ -267,7 +270,7 @@ const CHECK_WALL: Duration = Duration::from_secs(60);
 /// Reads the project in `dir` into a graph in a child process within `limits` (a save's check,
 /// [`CHECK_WALL`] at most): what it found wrong, as the save answers it. No learner SQL is parsed
 /// in the server.
-pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<(), WorkspaceError> {
+pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<Graph, WorkspaceError> {
     let unreadable = |why: String| WorkspaceError::Unreadable(why);
     let args = ["--check-project".as_ref(), dir.as_os_str()];
     let mut process =
@@ -275,8 +278,10 @@ pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<(),
     let wall = limits.wall.min(CHECK_WALL);
     let said = tokio::time::timeout(wall, async {
         while let Ok(Some(line)) = process.lines.next_line().await {
-            if line == "ok" {
-                return Some(Ok(()));
+            if let Some(graph) = line.strip_prefix("ok ") {
+                return Some(serde_json::from_str(graph).map_err(|e| {
+                    unreadable(format!("the process reading the project said: {e}"))
+                }));
             }
             if let Some(found) = line.strip_prefix("failed ") {
                 let found: Found =
@@ -301,6 +306,12 @@ pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<(),
             )))
         }
     }
+}
+
+/// The server's labs read their projects in a child process within `limits`
+/// ([`check_project`]).
+pub fn reader(limits: Limits) -> ReadProject {
+    Arc::new(move |lab, dir| Box::pin(async move { check_project(&lab, &dir, &limits).await }))
 }
 
 /// How the run went, if `line` of the child's stdout says: `ok`, or `failed` and the error as
