@@ -17,7 +17,7 @@ smoke=(
   "labs|^resident memory of the server|--readers 8 --seconds 4 --labs 2 --senders 4 --rss-runs 10"
   "support|^gold view from all 35 files|--tickets-per-day 40"
   "cdc|^ratio cdc_incremental big/small|--changes 20000 --keys 2000"
-  "child|^ratio small_run child/in-process|--runs 2"
+  "child|^ratio incremental_child big/small|--runs 2 --big 20000"
   "attack|^server resident memory: idle|--readers 20 --wall 5"
 )
 
