@@ -200,3 +200,61 @@ async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
     }
     server.state.labs.finish().await;
 }
+
+/// Duplicates show where people look (the graph and the event log), and a run with nothing new
+/// leaves the graph's counts at the last run that did something, saying which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_counts_duplicates_and_keeps_counts_through_an_idle_run() {
+    let server = Server::new("landing-duplicates").await;
+    let ann = server.create_lab("ann").await;
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
+    server
+        .upload(
+            "ann",
+            Some(&ann),
+            &[("tickets/a.json", line), ("tickets/b.json", line)],
+        )
+        .await
+        .ok("upload");
+    let first = server.run("ann", &ann).await;
+    let node = |graph: &serde_json::Value, name: &str| {
+        graph["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("no node {name}: {graph}"))
+            .clone()
+    };
+    let graph = server
+        .ok("GET", "/api/labs/ann/pipeline/graph", &ann, json!({}))
+        .await;
+    let silver = node(&graph, "silver_tickets");
+    assert_eq!(silver["duplicates"], 1, "{silver}");
+    assert!(silver["counted_run"].is_null(), "{silver}");
+    let log = server
+        .ok("GET", "/api/labs/ann/pipeline/events", &ann, json!({}))
+        .await;
+    let duplicates: u64 = log["runs"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rows_duplicate"].as_u64().unwrap_or_default())
+        .sum();
+    assert_eq!(duplicates, 1, "{log}");
+
+    // Nothing new: the flows are idle, the counts stay those of the first run, said so.
+    server.run("ann", &ann).await;
+    let graph = server
+        .ok("GET", "/api/labs/ann/pipeline/graph", &ann, json!({}))
+        .await;
+    let idle = node(&graph, "silver_tickets");
+    assert_eq!(idle["status"], "IDLE", "{idle}");
+    assert_eq!(idle["duplicates"], 1, "{idle}");
+    assert_eq!(idle["rows_in"], silver["rows_in"], "{idle}");
+    assert_eq!(idle["counted_run"], first, "{idle}");
+    assert!(idle["counted_at"].is_string(), "{idle}");
+}

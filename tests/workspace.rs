@@ -391,6 +391,9 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
                 .await,
             server.upload("ann", token, &[("x.json", line)]).await,
             server
+                .api("POST", "/api/labs/ann/pipeline/validate", token, json!({}))
+                .await,
+            server
                 .api("POST", "/api/labs/ann/runs?wait=true", token, json!({}))
                 .await,
         ];
@@ -407,6 +410,7 @@ async fn every_route_answers_its_roles_and_refusals_change_nothing() {
             "lab=ann&to=course&confirm=true".to_string(),
         ),
         ("land_example", "lab=ann&days=3-4".to_string()),
+        ("validate", "lab=ann".to_string()),
         ("run_on_arrival", "lab=ann&on=true".to_string()),
     ] {
         let request = Request::post(format!("/fn/{function}"))

@@ -290,13 +290,17 @@ fn main() -> ExitCode {
     if let Command::Worker {
         idle,
         check_project,
+        validate,
     } = &cli.command
     {
-        use reckon::service::dashboard::worker;
+        use reckon::service::dashboard::{reader, worker};
         return match (check_project, config(&cli)) {
-            (Some(dir), _) => worker::check_project(dir.clone()),
+            (Some(dir), Ok(config)) => {
+                reader::check_project(dir.clone(), validate.then_some(config))
+            }
+            (Some(dir), Err(_)) if !*validate => reader::check_project(dir.clone(), None),
             (None, Ok(config)) => worker::worker(config, std::time::Duration::from_secs(*idle)),
-            (None, Err(e)) => {
+            (_, Err(e)) => {
                 eprintln!("error: {e:#}");
                 ExitCode::from(2)
             }

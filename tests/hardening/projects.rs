@@ -153,7 +153,9 @@ async fn pages_see_the_project_as_its_files_are_now() {
     let first = server.ok_as("GET", graph, Some(&ann), json!({})).await;
     assert!(!names(&first).contains(&"extra".to_string()), "{first}");
 
-    let extra = server.folder("ann").join("project/transformations/extra.sql");
+    let extra = server
+        .folder("ann")
+        .join("project/transformations/extra.sql");
     std::fs::write(
         &extra,
         "CREATE MATERIALIZED VIEW extra AS SELECT count(*) AS n FROM silver_tickets;\n",
@@ -166,7 +168,11 @@ async fn pages_see_the_project_as_its_files_are_now() {
     let broken = server.api("GET", graph, Some(&ann), json!({})).await;
     assert_eq!(broken.status, StatusCode::BAD_REQUEST, "{}", broken.json);
     let error = broken.json["error"].as_str().unwrap_or_default();
-    assert!(error.contains("transformations/extra.sql:1"), "{}", broken.json);
+    assert!(
+        error.contains("transformations/extra.sql:1"),
+        "{}",
+        broken.json
+    );
     // Said again from what was kept, the same.
     let again = server.api("GET", graph, Some(&ann), json!({})).await;
     assert_eq!(again.json, broken.json);
@@ -174,4 +180,71 @@ async fn pages_see_the_project_as_its_files_are_now() {
     std::fs::remove_file(&extra).unwrap();
     let mended = server.ok_as("GET", graph, Some(&ann), json!({})).await;
     assert_eq!(names(&mended), names(&first));
+}
+
+/// A save keeps a project whose query does not resolve and says where; "Validate" says the same
+/// at any time, and what waits for its files; a run refuses the project (PIPELINES section 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_warns_of_a_query_that_does_not_resolve_and_validate_says_it_again() {
+    let server = Server::with("projects-validate", true, 2).await;
+    let ann = server.create_lab("ann").await;
+    let at = |path: &str| format!("/api/labs/ann{path}");
+    server
+        .ok_as("POST", &at("/pipeline/example"), Some(&ann), json!({}))
+        .await;
+    // No file landed yet: the flows reading files resolve by name only.
+    let fresh = server
+        .ok_as("POST", &at("/pipeline/validate"), Some(&ann), json!({}))
+        .await;
+    assert!(fresh["unresolved"].is_null(), "{fresh}");
+    assert!(
+        !fresh["by_name_only"].as_array().unwrap().is_empty(),
+        "{fresh}"
+    );
+    server
+        .ok_as(
+            "POST",
+            &at("/landing/example"),
+            Some(&ann),
+            json!({"days": "1-2"}),
+        )
+        .await;
+    server.run("ann", &ann).await;
+    let landed = server
+        .ok_as("POST", &at("/pipeline/validate"), Some(&ann), json!({}))
+        .await;
+    assert!(landed["unresolved"].is_null(), "{landed}");
+    assert!(
+        landed["by_name_only"].as_array().unwrap().is_empty(),
+        "{landed}"
+    );
+
+    let uri = at(&format!("/pipeline/files/{SQL}"));
+    let text = server.get_text(&uri, &ann).await;
+    let typo = text.replacen("FROM silver_tickets", "FORM silver_tickets", 1);
+    let saved = server.call(put(&uri, &ann, &typo)).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.json);
+    let warned = &saved.json["validation"]["unresolved"];
+    assert_eq!(warned["file"], SQL, "{}", saved.json);
+    assert_eq!(
+        warned["flow"], "gold_daily_account_status",
+        "{}",
+        saved.json
+    );
+    assert!(warned["line"].as_u64().unwrap() > 1, "{}", saved.json);
+    assert_eq!(
+        server.get_text(&uri, &ann).await,
+        typo,
+        "kept, with its warning"
+    );
+
+    let again = server
+        .ok_as("POST", &at("/pipeline/validate"), Some(&ann), json!({}))
+        .await;
+    assert_eq!(again["unresolved"], *warned);
+    let run = server
+        .api("POST", &at("/runs?wait=true"), Some(&ann), json!({}))
+        .await;
+    let said = run.json.to_string();
+    assert!(said.contains("does not resolve"), "{} {said}", run.status);
 }

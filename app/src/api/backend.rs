@@ -114,6 +114,9 @@ pub trait Backend: Send + Sync {
     /// Saves one project file if the project with it still reads into a graph; else a 400 at
     /// the error's line and column, and nothing is saved.
     async fn save_file(&self, path: &str, text: &str) -> Result<ProjectCode, ApiError>;
+    /// Analyses every flow of the lab's project over its tables, without reading a row, in a
+    /// process of its own (PIPELINES section 2).
+    async fn validate(&self) -> Result<Validation, ApiError>;
     /// Switches the lab to week 14's example project (`confirm`: its tables may be reset).
     async fn start_example(&self, confirm: bool) -> Result<ProjectCode, ApiError>;
     /// Switches the lab back to the course's streams (`confirm`: its tables may be reset).

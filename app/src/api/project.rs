@@ -43,6 +43,13 @@ pub async fn save_file(
     .await
 }
 
+/// Analyses every flow of the lab's project, as a run does first: what resolves, what waits for
+/// its files, and the first flow that does not resolve.
+#[server(prefix = "/fn", endpoint = "validate")]
+pub async fn validate_project(lab: String, csrf: Option<String>) -> Result<Validation, ApiError> {
+    guarded(async move { open(&lab, Access::Write, &csrf).await?.validate().await }).await
+}
+
 /// Switches the lab's pipeline: `to` is `project` (week 14's example) or `course`.
 #[server(prefix = "/fn", endpoint = "switch_pipeline")]
 pub async fn switch_pipeline(

@@ -64,6 +64,33 @@ pub struct ProjectCode {
     pub files: Vec<ProjectFile>,
     /// The lab has tables: switching pipelines resets them, so it asks first.
     pub has_tables: bool,
+    /// What analysing its flows found, when a save or "Validate" just did.
+    #[serde(default)]
+    pub validation: Option<Validation>,
+}
+
+/// What analysing every flow of a project found, without reading a row (PIPELINES section 2,
+/// `reckon pipeline validate`): a save keeps a project that does not resolve and says so; a run
+/// refuses it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Validation {
+    /// Flows whose query resolved over their sources' columns.
+    pub resolved: Vec<String>,
+    /// Flows reading a source whose columns are not known yet (no file landed): `(flow,
+    /// source)`, resolved by name only until their first run.
+    pub by_name_only: Vec<(String, String)>,
+    /// The first flow that does not resolve: runs refuse the project until it does.
+    pub unresolved: Option<Unresolved>,
+}
+
+/// A flow whose query does not resolve, at its file, line and column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unresolved {
+    pub flow: String,
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
 }
 
 /// One file of a project, by its path inside the project folder.
@@ -113,10 +140,21 @@ pub struct GraphNode {
     pub rows: Option<i64>,
     /// The last run's status of the flows writing it (`None`: never ran, or a view).
     pub status: Option<super::FlowStatus>,
+    /// Counted over the flows writing it, in the last run that did something for each.
     pub rows_in: u64,
     pub rows_out: u64,
+    /// Rows a drop rule set aside.
     pub dropped: u64,
-    /// Its expectations, with the last run's counts.
+    /// Rows dropped as duplicates of a key already written.
+    #[serde(default)]
+    pub duplicates: u64,
+    /// When the last run had nothing new for it: the run the counts are from, and when it
+    /// started.
+    #[serde(default)]
+    pub counted_run: Option<i64>,
+    #[serde(default)]
+    pub counted_at: Option<String>,
+    /// Its expectations, with the counts of that run.
     pub expectations: Vec<super::RuleCount>,
     /// Where the layout put it: top-left corner and size, in the drawing's units.
     pub x: u32,

@@ -1,14 +1,15 @@
 //! Pipeline code: the lab's project files, highlighted with line numbers; a learner edits them
 //! (a textarea, which the page highlights as it is typed once JavaScript runs) and saves, and a
-//! save the project would not read with is refused at its line. Starting from week 14's example,
+//! save the project would not read with is refused at its line, and one whose flows do not
+//! resolve is kept with a warning ("Validate" asks the same at any time). Starting from week 14's example,
 //! or going back to the course's streams, asks first when the lab has tables.
 
 use leptos::prelude::*;
 
 use crate::api::ApiError;
-use crate::api::project::{SaveFile, SwitchPipeline, get_code};
+use crate::api::project::{SaveFile, SwitchPipeline, ValidateProject, get_code};
 use crate::components::{ErrorLine, FormScope, IfWriter, Live, current_lab};
-use crate::model::{PipelineKind, ProjectCode, ProjectFile};
+use crate::model::{PipelineKind, ProjectCode, ProjectFile, Validation};
 use crate::pages::loaded;
 use crate::pages::sql::highlighted;
 
@@ -22,7 +23,8 @@ pub fn CodePage() -> impl IntoView {
                 <Switch to=PipelineKind::Project has_tables=code.has_tables />
             }.into_any(),
             PipelineKind::Project => view! {
-                <p class="lead">"This lab runs its own declarative pipeline: the SQL below. A save is kept only if the project still reads; an error is shown at its line."</p>
+                <p class="lead">"This lab runs its own declarative pipeline: the SQL below. A save is kept only if the project still reads; an error is shown at its line. A flow whose names or columns do not resolve is saved with a warning: runs refuse the project until it does."</p>
+                <Validate />
                 {code.files.into_iter().map(|file| view! { <FileEditor file /> }).collect_view()}
                 <Switch to=PipelineKind::Course has_tables=code.has_tables />
             }.into_any(),
@@ -126,9 +128,13 @@ fn FileEditor(file: ProjectFile) -> impl IntoView {
         }
     };
     let outcome = move || match save.value().get() {
-        Some(Ok(_)) => {
-            Some(view! { <p class="outcome succeeded">"Saved: the project reads."</p> }.into_any())
-        }
+        Some(Ok(code)) => Some(
+            view! {
+                <p class="outcome succeeded">"Saved: the project reads."</p>
+                {code.validation.map(|validation| view! { <Validated validation /> })}
+            }
+            .into_any(),
+        ),
         Some(Err(ApiError::AtLine {
             field,
             line,
@@ -156,6 +162,65 @@ fn FileEditor(file: ProjectFile) -> impl IntoView {
             {outcome}
         </section>
     }
+}
+
+/// "Validate": every flow analysed as a run does first, without reading a row.
+#[component]
+fn Validate() -> impl IntoView {
+    let validate = ServerAction::<ValidateProject>::new();
+    let form = move || {
+        view! {
+            <ActionForm action=validate attr:class="validate-form">
+                <FormScope />
+                <button type="submit" disabled=move || validate.pending().get()>"Validate"</button>
+                <span class="hint">" analyses every flow's names, columns and types, as a run does first; nothing is read or written"</span>
+            </ActionForm>
+        }
+    };
+    let outcome = move || match validate.value().get() {
+        Some(Ok(validation)) => Some(view! { <Validated validation /> }.into_any()),
+        Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
+        None => None,
+    };
+    view! { <IfWriter>{form}</IfWriter>{outcome} }
+}
+
+/// What validating found: the flow that does not resolve, at its place, or how many resolve and
+/// which wait for their files.
+#[component]
+fn Validated(validation: Validation) -> impl IntoView {
+    let waiting = validation
+        .by_name_only
+        .iter()
+        .map(|(flow, source)| {
+            view! { <li>{format!("{flow}: its source {source} has no columns yet (no file landed); its first run checks it")}</li> }
+        })
+        .collect_view();
+    let headline = match &validation.unresolved {
+        Some(u) => view! {
+            <p class="error code-error validation" role="alert" data-line=u.line>
+                {format!(
+                    "Flow {} does not resolve: {}, line {}, column {}: {}. Runs refuse the project until it does.",
+                    u.flow, u.file, u.line, u.column, u.message
+                )}
+            </p>
+        }
+        .into_any(),
+        None => view! {
+            <p class="outcome succeeded validation">
+                {format!(
+                    "Validated: {} flow(s) resolve{}.",
+                    validation.resolved.len(),
+                    match validation.by_name_only.len() {
+                        0 => String::new(),
+                        n => format!("; {n} wait for their files"),
+                    }
+                )}
+            </p>
+        }
+        .into_any(),
+    };
+    view! { {headline}<ul class="waiting">{waiting}</ul> }
 }
 
 /// A file as a viewer reads it: highlighted, with line numbers.

@@ -75,7 +75,7 @@ fn run_view(run: RunEvents, flow: String) -> impl IntoView {
             <div class="lanes">{bars}</div>
             <div class="scroll">
                 <table class="events">
-                    <thead><tr><th>"flow"</th><th>"target"</th><th>"status"</th><th>"in"</th><th>"out"</th><th>"dropped"</th><th>"upserted"</th><th>"deleted"</th><th>"files"</th><th>"started"</th><th>"ms"</th></tr></thead>
+                    <thead><tr><th>"flow"</th><th>"target"</th><th>"status"</th><th>"in"</th><th>"out"</th><th>"duplicates"</th><th>"dropped by rule"</th><th>"upserted"</th><th>"deleted"</th><th>"files"</th><th>"started"</th><th>"ms"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -100,6 +100,7 @@ fn event_row(e: FlowRun) -> impl IntoView {
             <td class=format!("status {}", e.status.as_str().to_ascii_lowercase())>{e.status.as_str()}</td>
             <td class="n">{n.rows_read}</td>
             <td class="n">{n.rows_written}</td>
+            <td class="n">{n.rows_duplicate}</td>
             <td class="n">{n.rows_dropped}</td>
             <td class="n">{n.rows_upserted}</td>
             <td class="n">{n.rows_deleted}</td>

@@ -108,17 +108,29 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         None if n.kind == "files" || n.kind == "view" => String::new(),
         None => "not created yet".into(),
     };
-    // Two short lines, so that they stay inside the box.
-    let (last, figures) = match n.status {
-        Some(s) => (
-            format!("last run: {}", s.as_str().to_ascii_lowercase()),
-            format!(
-                "in {} · out {} · dropped {}",
-                n.rows_in, n.rows_out, n.dropped
-            ),
+    // Short lines, so that they stay inside the box.
+    // An idle last run shows the counts of the last run that did something, and says when.
+    let when = n.counted_at.as_deref().map(short_time).unwrap_or_default();
+    let last = match (n.status, n.counted_run) {
+        _ if n.kind == "files" => "read by the flows it feeds".to_string(),
+        (None, None) => "last run: none".into(),
+        (Some(s), None) => format!("last run: {}", s.as_str().to_ascii_lowercase()),
+        (s, Some(run)) => format!(
+            "{}; counts of #{run} at {}",
+            s.map_or("never", |s| s.as_str()).to_ascii_lowercase(),
+            when.get(11..16).unwrap_or(&when)
         ),
-        None => ("last run: none".into(), String::new()),
     };
+    let ran = n.status.is_some() || n.counted_run.is_some();
+    let figures = ran
+        .then(|| format!("in {} · out {}", n.rows_in, n.rows_out))
+        .unwrap_or_default();
+    let dropped = ran
+        .then(|| format!("{} duplicates · {} by rules", n.duplicates, n.dropped))
+        .unwrap_or_default();
+    let counted_at = n.counted_run.map(|run| {
+        format!("the last run had nothing new for it: counts of run #{run}, started {when}")
+    });
     let (x, y) = (n.x, n.y);
     let rules = n
         .expectations
@@ -129,20 +141,24 @@ fn graph_node(n: GraphNode) -> impl IntoView {
                 0 => ("rule", "✓"),
                 _ => ("rule failed", "✗"),
             };
+            // A long rule name is cut to fit its box; the whole is its tooltip.
             view! {
-                <text x=x + 10 y=y + 108 + 18 * i as u32 class=class>
-                    {format!("{mark} {}: {} failed", r.name, r.failed)}
+                <text x=x + 10 y=y + 124 + 18 * i as u32 class=class>
+                    <title>{r.name.clone()}</title>
+                    {format!("{mark} {}: {} failed", cut(&r.name, 20), r.failed)}
                 </text>
             }
         })
         .collect_view();
     let body = view! {
         <rect x=x y=y width=n.width height=n.height rx="8" class=format!("node {status}") />
-        <text x=x + 10 y=y + 22 class="name">{n.name.clone()}</text>
+        <text x=x + 10 y=y + 22 class="name"><title>{n.name.clone()}</title>{cut(&n.name, 26)}</text>
         <text x=x + 10 y=y + 40 class="kind">{n.kind.clone()}</text>
         <text x=x + 10 y=y + 58 class="rows">{rows}</text>
         <text x=x + 10 y=y + 74 class="last">{last}</text>
         <text x=x + 10 y=y + 90 class="last">{figures}</text>
+        <text x=x + 10 y=y + 106 class="last dropped">{dropped}</text>
+        {counted_at.map(|at| view! { <title>{at}</title> })}
         {rules}
     };
     let table =
@@ -154,5 +170,13 @@ fn graph_node(n: GraphNode) -> impl IntoView {
                 None => body.into_any(),
             }}
         </g>
+    }
+}
+
+/// `text` in at most `chars` characters, cut with "…".
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars.saturating_sub(1)) {
+        Some((at, _)) if text.chars().count() > chars => format!("{}…", &text[..at]),
+        _ => text.to_string(),
     }
 }

@@ -5,7 +5,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::get_run;
 use crate::components::{VerdictBadge, current_lab, short_time};
-use crate::model::{FlowRun, RunDetail, SourceRange};
+use crate::model::{Figures, FlowRun, RunDetail, SourceRange};
 use crate::pages::loaded;
 
 #[component]
@@ -41,7 +41,29 @@ pub fn RunPage() -> impl IntoView {
     }
 }
 
-fn covered(source: &SourceRange) -> String {
+/// What a flow read: a topic's offsets, a table's versions, or (a project's flows) the files
+/// and the versions of the tables it streams from.
+fn covered(figures: &Figures) -> String {
+    let mut read: Vec<String> = figures
+        .source_versions
+        .iter()
+        .map(|(table, (first, last))| format!("{table} versions {first}-{last}"))
+        .collect();
+    let files = figures.files.iter().filter(|f| !f.changed).count();
+    if files > 0 {
+        let rows: u64 = figures.files.iter().map(|f| f.rows).sum();
+        read.push(match files {
+            1 => format!("1 file ({rows} rows)"),
+            n => format!("{n} files ({rows} rows)"),
+        });
+    }
+    match (&figures.source, read.is_empty()) {
+        (SourceRange::Nothing, false) => read.join(", "),
+        (source, _) => range(source),
+    }
+}
+
+fn range(source: &SourceRange) -> String {
     match source {
         SourceRange::Offsets { topic, partitions } => {
             let parts: Vec<String> = partitions
@@ -76,7 +98,7 @@ fn stream_view(s: FlowRun) -> impl IntoView {
                 <dt>"late"</dt><dd>{n.rows_late}</dd>
                 <dt>"duplicate"</dt><dd>{n.rows_duplicate}</dd>
                 <dt>"rejected"</dt><dd>{n.rows_rejected}</dd>
-                <dt>"covered"</dt><dd>{covered(&n.source)}</dd>
+                <dt>"covered"</dt><dd>{covered(n)}</dd>
                 <dt>"table version"</dt><dd>{n.table_version.map(|v| v.to_string()).unwrap_or_else(|| "none (nothing committed)".into())}</dd>
                 <dt>"watermark"</dt>
                 <dd>{format!("{} -> {}", n.watermark_before.as_deref().map(short_time).unwrap_or_else(|| "none".into()), n.watermark_after.as_deref().map(short_time).unwrap_or_else(|| "none".into()))}</dd>

@@ -187,6 +187,9 @@ pub enum Command {
         /// was found.
         #[arg(long)]
         check_project: Option<std::path::PathBuf>,
+        /// With `--check-project`: also analyse its flows over the lab's tables.
+        #[arg(long, requires = "check_project")]
+        validate: bool,
     },
     /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
     Table {

@@ -155,6 +155,22 @@ impl History {
         Ok(ids.into_iter().zip(read_all(rows)?).collect())
     }
 
+    /// Each flow's event in the last run where it did something (completed or failed, not idle
+    /// or skipped): what the graph counts when the newest run had nothing new.
+    pub async fn last_active_events(&self, lab: &str) -> Result<Vec<(i64, FlowRun)>, HistoryError> {
+        let rows: Vec<FlowRow> = sqlx::query_as(composed(format!(
+            "SELECT {FLOW_COLUMNS} FROM flow_events WHERE (flow, run_id) IN \
+             (SELECT flow, max(run_id) FROM flow_events WHERE run_id IN \
+             (SELECT id FROM runs WHERE lab = ?) AND status IN ('COMPLETED', 'FAILED') \
+             GROUP BY flow) ORDER BY run_id, seq"
+        )))
+        .bind(lab)
+        .fetch_all(self.pool())
+        .await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.run_id).collect();
+        Ok(ids.into_iter().zip(read_all(rows)?).collect())
+    }
+
     /// When each flow of the lab (the check included) last ran without failing.
     pub async fn last_runs(&self, lab: &str) -> Result<HashMap<String, String>, HistoryError> {
         let rows: Vec<(String, String)> = sqlx::query_as(

@@ -169,6 +169,7 @@ fn own_routes() -> Routes {
             )
             .post(&at("/pipeline/example"), pipeline::example)
             .post(&at("/pipeline/course"), pipeline::course)
+            .post(&at("/pipeline/validate"), pipeline::validate)
             .get(&at("/pipeline/graph"), pipeline::graph)
             .get(&at("/pipeline/events"), pipeline::events)
             .get(&at("/pipeline/history"), pipeline::key_history)

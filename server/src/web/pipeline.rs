@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend};
 use app::model::{
-    EventLog, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality,
+    EventLog, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality, Validation,
 };
 use axum::Json;
 use axum::body::Bytes;
@@ -98,6 +98,16 @@ pub async fn course(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<ProjectCode> {
     switch(&state, &params, &headers, &query, PipelineKind::Course).await
+}
+
+/// Every flow of the project analysed as a run does first, nothing read or written.
+pub async fn validate(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<Validation> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    Ok(Json(lab.validate().await?))
 }
 
 pub async fn landing(

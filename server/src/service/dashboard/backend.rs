@@ -172,19 +172,39 @@ impl Backend for Dashboard {
 
     async fn save_file(&self, path: &str, text: &str) -> Result<ProjectCode, ApiError> {
         // The project as it would be is read in a child process (`child::check_project`).
+        // Its flows are analysed too: a flow that does not resolve is kept, and said.
         let (lab, limits) = (self.lab.clone(), self.run_limits);
         let (path, text) = (path.to_string(), text.to_string());
         let handle = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             lab.save_project_file(&path, &text, |dir| {
-                handle.block_on(super::child::check_project(&lab, dir, &limits))
+                handle.block_on(super::child::check_project(&lab, dir, &limits, true))
             })
         })
         .await
         .map_err(|e| ApiError::Failed(format!("saving the file: {e}")))?
         .map_err(refused)?;
         self.announce("code");
-        workspace::code(&self.lab)
+        Ok(ProjectCode {
+            validation: read.validation,
+            ..workspace::code(&self.lab)?
+        })
+    }
+
+    async fn validate(&self) -> Result<Validation, ApiError> {
+        if self.lab.kind() == PipelineKind::Course {
+            return Err(ApiError::field(
+                "lab",
+                "this lab runs the course's streams, which are Reckon's own code; start a \
+                 project to validate one",
+            ));
+        }
+        let dir = self.lab.project_dir();
+        let read = super::child::check_project(&self.lab, &dir, &self.run_limits, true)
+            .await
+            .map_err(refused)?;
+        read.validation
+            .ok_or_else(|| ApiError::Failed("the project's check did not validate it".into()))
     }
 
     async fn start_example(&self, confirm: bool) -> Result<ProjectCode, ApiError> {

@@ -5,6 +5,7 @@
 mod arrival;
 mod backend;
 pub mod child;
+pub mod reader;
 mod running;
 mod runs;
 pub mod settings;

@@ -14,7 +14,6 @@ use app::model::PipelineKind;
 use crate::process::sandbox;
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
-use crate::service::lab::workspace::{WorkspaceError, read_project};
 
 /// Runs the lab's pipeline once: its project's flows, or the course's streams and check.
 async fn run_pipeline(
@@ -91,7 +90,7 @@ fn allow_cpu(seconds: u64) {
     }
 }
 
-fn say(line: std::fmt::Arguments) {
+pub(super) fn say(line: std::fmt::Arguments) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_fmt(line);
     let _ = out.write_all(b"\n");
@@ -195,104 +194,8 @@ pub fn worker(mut config: crate::Config, idle: Duration) -> std::process::ExitCo
     }
 }
 
-/// What a child found reading a project, as it tells its parent: the error a save shows.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) enum Found {
-    Code {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    Project {
-        file: String,
-        message: String,
-    },
-    Other(String),
-}
-
-impl From<WorkspaceError> for Found {
-    fn from(error: WorkspaceError) -> Self {
-        match error {
-            WorkspaceError::Code {
-                file,
-                line,
-                column,
-                message,
-            } => Found::Code {
-                file,
-                line,
-                column,
-                message,
-            },
-            WorkspaceError::Project { file, message } => Found::Project { file, message },
-            other => Found::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<Found> for WorkspaceError {
-    fn from(found: Found) -> Self {
-        match found {
-            Found::Code {
-                file,
-                line,
-                column,
-                message,
-            } => WorkspaceError::Code {
-                file,
-                line,
-                column,
-                message,
-            },
-            Found::Project { file, message } => WorkspaceError::Project { file, message },
-            Found::Other(message) => WorkspaceError::Unreadable(message),
-        }
-    }
-}
-
-/// `reckon worker --check-project DIR`: reads the project in `dir` into a graph, as a save does,
-/// on a thread with a 512 MiB stack, and says `ok <the graph, as JSON>` or
-/// `failed <what it found, as JSON>`.
-pub fn check_project(dir: std::path::PathBuf) -> std::process::ExitCode {
-    // Reading a project needs no network at all.
-    sandboxed(&[]);
-    let read = std::thread::Builder::new()
-        .name("reckon-check".into())
-        .stack_size(512 << 20)
-        .spawn(move || read_project(&dir));
-    let read = match read {
-        Ok(thread) => thread.join(),
-        // Within limits too tight for its stack: said, not panicked (a panic's report may
-        // need memory the limit refuses).
-        Err(e) => Ok(Err(WorkspaceError::Unreadable(format!(
-            "the process reading the project could not start its thread: {e}"
-        )))),
-    };
-    match read {
-        Ok(Ok(graph)) => match serde_json::to_string(&graph) {
-            Ok(graph) => say(format_args!("ok {graph}")),
-            Err(e) => say(format_args!(
-                "failed {}",
-                serde_json::to_string(&Found::Other(format!("the graph would not write: {e}")))
-                    .unwrap_or_default()
-            )),
-        },
-        Ok(Err(e)) => say(format_args!(
-            "failed {}",
-            serde_json::to_string(&Found::from(e)).unwrap_or_default()
-        )),
-        Err(_) => say(format_args!(
-            "failed {}",
-            serde_json::to_string(&Found::Other("reading the project panicked".into()))
-                .unwrap_or_default()
-        )),
-    }
-    std::process::ExitCode::SUCCESS
-}
-
 /// Limits this process's network to `ports` (`process::sandbox`), and logs how that held.
-fn sandboxed(ports: &[u16]) {
+pub(super) fn sandboxed(ports: &[u16]) {
     match sandbox::connect_only_to(ports) {
         Ok(held) => tracing::debug!("{held}"),
         Err(e) => tracing::warn!("the run's network could not be limited: {e}"),

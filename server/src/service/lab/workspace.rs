@@ -235,12 +235,12 @@ impl Lab {
     /// (`read`, given the folder of the project as it would be: [`read_project`] in this process,
     /// or the same in a child process, as the server does); else says where it fails, and
     /// nothing is written.
-    pub fn save_project_file(
+    pub fn save_project_file<T>(
         &self,
         path: &str,
         text: &str,
-        read: impl FnOnce(&Path) -> Result<Graph, WorkspaceError>,
-    ) -> Result<(), WorkspaceError> {
+        read: impl FnOnce(&Path) -> Result<T, WorkspaceError>,
+    ) -> Result<T, WorkspaceError> {
         let relative = checked_path(path)?;
         if path != SPEC_FILE && relative.extension().is_none_or(|e| e != "sql") {
             return Err(WorkspaceError::BadPath {
@@ -291,8 +291,9 @@ impl Lab {
             std::fs::copy(&from, &to).map_err(io(&from))?;
         }
         write_whole(&scratch.path().join(&relative), text.as_bytes())?;
-        read(scratch.path())?;
-        Ok(write_whole(&dir.join(&relative), text.as_bytes())?)
+        let read = read(scratch.path())?;
+        write_whole(&dir.join(&relative), text.as_bytes())?;
+        Ok(read)
     }
 
     /// Whether the lab has any table.

@@ -15,9 +15,10 @@ use crate::engine::render;
 use crate::service::error::failed;
 use crate::service::lab::Lab;
 
-/// The drawing's units: a node's width, its height before its rules, a rule's line, the gaps.
+/// The drawing's units: a node's width, its height before its rules (six lines), a rule's
+/// line, the gaps.
 const WIDTH: u32 = 240;
-const HEIGHT: u32 = 108;
+const HEIGHT: u32 = 124;
 const RULE: u32 = 18;
 const GAP_X: u32 = 48;
 const GAP_Y: u32 = 28;
@@ -114,26 +115,52 @@ fn ordered(
     order
 }
 
-/// The last run's events, by target.
-async fn last_run(lab: &Lab) -> Result<BTreeMap<String, Vec<FlowRun>>, ApiError> {
+/// Events by target: the last run's, and each flow's last that did something (its counts, shown
+/// when the last run had nothing new for it), with that run's id.
+async fn last_runs(lab: &Lab) -> Result<(EventsByTarget, EventsByTarget), ApiError> {
     let history = history(lab)?;
     let last = history
         .last_finished_run(&lab.config.lab)
         .await
         .map_err(failed)?;
-    let mut by_target: BTreeMap<String, Vec<FlowRun>> = BTreeMap::new();
-    if let Some(run) = last {
-        for (_, event) in history
+    let newest = match last {
+        Some(run) => history
             .events(&lab.config.lab, Some(run.id))
             .await
-            .map_err(failed)?
-        {
-            if let Some(target) = event.target.clone() {
-                by_target.entry(target).or_default().push(event);
-            }
+            .map_err(failed)?,
+        None => vec![],
+    };
+    let active = history
+        .last_active_events(&lab.config.lab)
+        .await
+        .map_err(failed)?;
+    Ok((by_target(newest), by_target(active)))
+}
+
+/// Only the events of flows the project still has.
+fn of_flows(graph: &Graph, events: EventsByTarget) -> EventsByTarget {
+    events
+        .into_iter()
+        .map(|(target, events)| {
+            let kept = events
+                .into_iter()
+                .filter(|(_, e)| graph.flows.iter().any(|f| f.name == e.flow))
+                .collect();
+            (target, kept)
+        })
+        .collect()
+}
+
+type EventsByTarget = BTreeMap<String, Vec<(i64, FlowRun)>>;
+
+fn by_target(events: Vec<(i64, FlowRun)>) -> EventsByTarget {
+    let mut by_target: EventsByTarget = BTreeMap::new();
+    for (run, event) in events {
+        if let Some(target) = event.target.clone() {
+            by_target.entry(target).or_default().push((run, event));
         }
     }
-    Ok(by_target)
+    by_target
 }
 
 pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, ApiError> {
@@ -148,7 +175,8 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
     names.extend(graph.datasets.iter().map(|d| d.name.clone()));
     let layer = layers(&names, &edges);
     let names = ordered(names, &layer, &edges);
-    let runs = last_run(lab).await?;
+    let (newest, active) = last_runs(lab).await?;
+    let active = of_flows(graph, active);
     let mut column_heights: BTreeMap<u32, u32> = BTreeMap::new();
     let mut nodes = vec![];
     for name in names {
@@ -169,7 +197,14 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
             },
             None => None,
         };
-        let events = runs.get(&name).map(Vec::as_slice).unwrap_or_default();
+        let last: Vec<&FlowRun> = newest
+            .get(&name)
+            .into_iter()
+            .flatten()
+            .map(|(_, e)| e)
+            .collect();
+        let counted = active.get(&name).map(Vec::as_slice).unwrap_or_default();
+        let events: Vec<&FlowRun> = counted.iter().map(|(_, e)| e).collect();
         let mut expectations: Vec<RuleCount> = dataset
             .map(|d| &d.expectations)
             .into_iter()
@@ -194,7 +229,20 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
             FlowStatus::Skipped,
         ]
         .into_iter()
-        .find(|s| events.iter().any(|e| e.status == *s));
+        .find(|s| last.iter().any(|e| e.status == *s));
+        // Counts of an earlier run when the last one had nothing new for it.
+        let counted_run = counted.iter().map(|(run, _)| *run).max();
+        let counted_at = counted
+            .iter()
+            .max_by_key(|(run, _)| *run)
+            .map(|(_, e)| e.started_at.clone());
+        let (counted_run, counted_at) = match last
+            .iter()
+            .any(|e| matches!(e.status, FlowStatus::Completed | FlowStatus::Failed))
+        {
+            true => (None, None),
+            false => (counted_run, counted_at),
+        };
         let column = layer[&name];
         let height = HEIGHT + RULE * expectations.len() as u32;
         let y = column_heights.entry(column).or_insert(MARGIN);
@@ -205,6 +253,9 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
             rows_in: events.iter().map(|e| e.figures.rows_read).sum(),
             rows_out: events.iter().map(|e| e.figures.rows_written).sum(),
             dropped: events.iter().map(|e| e.figures.rows_dropped).sum(),
+            duplicates: events.iter().map(|e| e.figures.rows_duplicate).sum(),
+            counted_run,
+            counted_at,
             expectations,
             x: MARGIN + column * (WIDTH + GAP_X),
             y: *y,

@@ -21,6 +21,7 @@ pub fn code(lab: &Lab) -> Result<ProjectCode, ApiError> {
         kind: lab.kind(),
         files: lab.project_files().map_err(failed)?,
         has_tables: lab.has_tables(),
+        validation: None,
     })
 }
 

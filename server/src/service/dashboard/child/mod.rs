@@ -17,22 +17,19 @@
 //! history id, then `ok` or `failed <the error as JSON>`. Its stderr's last lines name what
 //! killed it.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use app::api::ApiError;
 use app::model::RunStatus;
 use tokio::sync::watch;
 
-use crate::service::dashboard::worker::Found;
-use crate::engine::pipeline::graph::Graph;
 use crate::service::lab::Lab;
-use crate::service::lab::reading::ReadProject;
-use crate::service::lab::workspace::WorkspaceError;
 use process::Process;
 
+mod check;
 mod process;
+
+pub use check::{check_project, reader};
 
 /// What a run's process may take.
 #[derive(Debug, Clone, Copy)]
@@ -262,56 +259,6 @@ async fn drive(
         }
     };
     outcome
-}
-
-/// The most a save's check of its project may take.
-const CHECK_WALL: Duration = Duration::from_secs(60);
-
-/// Reads the project in `dir` into a graph in a child process within `limits` (a save's check,
-/// [`CHECK_WALL`] at most): what it found wrong, as the save answers it. No learner SQL is parsed
-/// in the server.
-pub async fn check_project(lab: &Lab, dir: &Path, limits: &Limits) -> Result<Graph, WorkspaceError> {
-    let unreadable = |why: String| WorkspaceError::Unreadable(why);
-    let args = ["--check-project".as_ref(), dir.as_os_str()];
-    let mut process =
-        Process::start_with(lab, limits, &args).map_err(|e| unreadable(e.to_string()))?;
-    let wall = limits.wall.min(CHECK_WALL);
-    let said = tokio::time::timeout(wall, async {
-        while let Ok(Some(line)) = process.lines.next_line().await {
-            if let Some(graph) = line.strip_prefix("ok ") {
-                return Some(serde_json::from_str(graph).map_err(|e| {
-                    unreadable(format!("the process reading the project said: {e}"))
-                }));
-            }
-            if let Some(found) = line.strip_prefix("failed ") {
-                let found: Found =
-                    serde_json::from_str(found).unwrap_or_else(|_| Found::Other(found.to_string()));
-                return Some(Err(WorkspaceError::from(found)));
-            }
-        }
-        None
-    })
-    .await;
-    match said {
-        Ok(Some(said)) => said,
-        Ok(None) => Err(unreadable(format!(
-            "reading the project stopped its process: {}",
-            process.ended().await
-        ))),
-        Err(_) => {
-            process.kill();
-            Err(unreadable(format!(
-                "reading the project took over {} s and was stopped",
-                wall.as_secs()
-            )))
-        }
-    }
-}
-
-/// The server's labs read their projects in a child process within `limits`
-/// ([`check_project`]).
-pub fn reader(limits: Limits) -> ReadProject {
-    Arc::new(move |lab, dir| Box::pin(async move { check_project(&lab, &dir, &limits).await }))
 }
 
 /// How the run went, if `line` of the child's stdout says: `ok`, or `failed` and the error as
