@@ -180,6 +180,16 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
         .wait_for(&format!("section[data-path='{SQL}'] .gutter span.bad"))
         .await;
     browser.screenshot("week14-code-error").await;
+    // "Validate": no file landed yet, so the flows reading files wait for them.
+    let validate = browser
+        .wait_for(".validate-form button[type='submit']")
+        .await;
+    browser.click(&validate).await;
+    let validated = browser.wait_for(".validation").await;
+    let said = browser.text(&validated).await;
+    assert!(said.starts_with("Validated: "), "{said}");
+    assert!(said.contains("wait for their files"), "{said}");
+    browser.screenshot("week14-code-validated").await;
     let after = api
         .call(
             "GET",

@@ -281,6 +281,16 @@ impl Browser {
         std::fs::write(artifacts().join(format!("{name}.png")), bytes).unwrap();
     }
 
+    /// Sets the window's size, in CSS pixels (a phone's: 400 wide).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.call(
+            "POST",
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
     /// Opens a page and waits until it is hydrated (the wasm ran).
     pub async fn open(&self, url: &str) {
         self.goto(url).await;

@@ -193,7 +193,7 @@ fn Validated(validation: Validation) -> impl IntoView {
         .by_name_only
         .iter()
         .map(|(flow, source)| {
-            view! { <li>{format!("{flow}: its source {source} has no columns yet (no file landed); its first run checks it")}</li> }
+            view! { <li>{format!("{flow}: its source {source} has no columns until files land; its first run checks it")}</li> }
         })
         .collect_view();
     let headline = match &validation.unresolved {

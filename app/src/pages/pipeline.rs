@@ -83,6 +83,7 @@ fn project_view(g: ProjectGraph) -> impl IntoView {
         .collect_view();
     view! {
         <p class="lead">{format!("Project {}: {} datasets; each box shows its last run.", g.name, g.nodes.iter().filter(|n| n.kind != "files").count())}</p>
+        <p class="scroll-hint">"The graph is wider than this screen: scroll it sideways."</p>
         <div class="scroll">
             <svg class="project-graph" viewBox=format!("0 0 {} {}", g.width, g.height) width=g.width height=g.height role="img">
                 <title>{format!("The graph of project {}", g.name)}</title>
@@ -145,7 +146,7 @@ fn graph_node(n: GraphNode) -> impl IntoView {
             view! {
                 <text x=x + 10 y=y + 124 + 18 * i as u32 class=class>
                     <title>{r.name.clone()}</title>
-                    {format!("{mark} {}: {} failed", cut(&r.name, 20), r.failed)}
+                    {format!("{mark} {}: {} failed", cut(&r.name, 18), r.failed)}
                 </text>
             }
         })
