@@ -205,7 +205,7 @@ async fn a_newcomer_plays_the_course_in_the_browser() {
         browser
             .text(&sentence)
             .await
-            .starts_with("Updated every hour, the numbers take"),
+            .starts_with("Updated every hour, the numbers cost"),
         "{}",
         browser.text(&sentence).await
     );

@@ -258,3 +258,72 @@ async fn the_graph_counts_duplicates_and_keeps_counts_through_an_idle_run() {
     assert_eq!(idle["counted_run"], first, "{idle}");
     assert!(idle["counted_at"].is_string(), "{idle}");
 }
+
+/// "Final up to when?" first, for a project: a day is final once the next day's files have
+/// loaded, or as many later days as `reckon.finalAfterDays` in the project's configuration says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_numbers_are_final_through_the_day_its_setting_says() {
+    let server = Server::new("landing-final").await;
+    let ann = server.create_lab("ann").await;
+    server
+        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+        .await;
+    server
+        .ok(
+            "POST",
+            "/api/labs/ann/landing/example",
+            &ann,
+            json!({"days": "1-5"}),
+        )
+        .await;
+    server.run("ann", &ann).await;
+    let said = || async {
+        server
+            .ok("GET", "/api/labs/ann/freshness", &ann, json!({}))
+            .await
+    };
+    let freshness = said().await;
+    assert_eq!(
+        freshness["sentences"][0],
+        "The numbers are final through 2026-10-04; the day after it is not final yet.",
+        "{freshness}"
+    );
+    assert_eq!(freshness["final_through"], "2026-10-04");
+
+    let yml = "/api/labs/ann/pipeline/files/spark-pipeline.yml";
+    let text = server.get_text(yml, &ann).await;
+    let refused = server
+        .put_text(
+            yml,
+            Some(&ann),
+            &format!("{text}configuration:\n  reckon.finalAfterDays: none\n"),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("reckon.finalAfterDays"),
+        "{}",
+        refused.json
+    );
+    server
+        .put_text(
+            yml,
+            Some(&ann),
+            &format!("{text}configuration:\n  reckon.finalAfterDays: 3\n"),
+        )
+        .await
+        .ok("finalAfterDays 3");
+    let freshness = said().await;
+    assert_eq!(
+        freshness["sentences"][0],
+        "The numbers are final through 2026-10-02; the 3 days after it are not final yet.",
+        "{freshness}"
+    );
+    let rule = freshness["chart"]["final_rule"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(rule.contains("files of 3 later days"), "{rule}");
+}

@@ -179,8 +179,12 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
             reckon::cli::whatif::execute(&lab, &delay, json).await?;
         }
         Command::Freshness { json } => {
-            let freshness =
-                reckon::service::pages::freshness::freshness(&lab, chrono::Utc::now()).await?;
+            let freshness = reckon::service::pages::freshness::freshness(
+                &lab,
+                chrono::Utc::now(),
+                &app::model::CostModel::default(),
+            )
+            .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&freshness)?);
             } else {

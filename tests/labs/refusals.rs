@@ -286,3 +286,57 @@ async fn viewers_read_public_pages_open_to_all_and_sends_are_limited() {
     assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(server.snapshot("ann").await["sent"], "6");
 }
+
+/// The price of a cluster (the cost of freshness) is the instructor's to set: a learner is
+/// refused, a bad price is refused at its field, and the lab's freshness prices with what the
+/// instructor set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_instructor_sets_the_price_of_a_cluster() {
+    let server = Server::new("labs-cost").await;
+    let ann = server.create_lab("ann").await;
+    let uri = "/api/labs/ann/settings";
+    let cost = json!({"cost": {"startup_s": 0, "minimum_s": 60, "price_per_hour": "2.50"}});
+    let refused = server.api("POST", uri, Some(&ann), cost.clone()).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.json);
+    let bad = json!({"cost": {"price_per_hour": "cheap"}});
+    let refused = server.api("POST", uri, Some(INSTRUCTOR), bad).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);
+    assert_eq!(refused.json["field"], "price_per_hour", "{}", refused.json);
+    let settings = server.ok("GET", uri, &ann, json!({})).await;
+    assert_eq!(
+        settings["cost"]["startup_s"], 300,
+        "the default: {settings}"
+    );
+
+    let set = server.ok("POST", uri, INSTRUCTOR, cost).await;
+    assert_eq!(
+        set["cost"],
+        json!({"startup_s": 0, "minimum_s": 60, "price_per_hour_cents": 250})
+    );
+    // A course run or two: every hour is 24 runs billed a minute each, at 2.50 an hour.
+    for batch in ["1", "2"] {
+        server
+            .ok(
+                "POST",
+                "/api/labs/ann/produce?and_run=true",
+                &ann,
+                json!({"scenario": "course", "batch": batch}),
+            )
+            .await;
+    }
+    let freshness = server
+        .ok("GET", "/api/labs/ann/freshness", &ann, json!({}))
+        .await;
+    let hourly = &freshness["cost"]["options"][0];
+    assert_eq!(hourly["label"], "every hour", "{freshness}");
+    assert_eq!(hourly["billed_s_per_day"], 24 * 60, "{hourly}");
+    assert_eq!(hourly["cents_per_day"], 100, "{hourly}");
+    assert!(
+        hourly["cents_range"].is_null(),
+        "two runs give no range: {hourly}"
+    );
+    let continuous = &freshness["cost"]["options"][3];
+    assert_eq!(continuous["cents_per_day"], 24 * 250, "{continuous}");
+    let based_on = freshness["cost"]["based_on"].as_str().unwrap();
+    assert!(based_on.contains("last 2 course runs"), "{based_on}");
+}

@@ -40,6 +40,13 @@ async fn the_course_through_the_api_reconciles_late_09_and_ok_11() {
         freshness["sentences"][0],
         "Hourly sales are final through the 11:00 hour."
     );
+    // All good, and still it says what the late order left out of 09:00.
+    assert_eq!(freshness["late_hours"], 1, "{freshness}");
+    let said = freshness["sentences"].to_string();
+    assert!(
+        said.contains("Left out as late, as designed: 09:00"),
+        "{said}"
+    );
 
     // Six runs, newest first, each with three streams and a check.
     let runs = site.get_json("/api/runs").await;
@@ -94,7 +101,8 @@ async fn dedup_off_flags_11_as_a_problem_and_names_the_event_sent_twice() {
     let settings = site.post_ok("/api/settings", json!({"dedup": false})).await;
     assert_eq!(
         settings,
-        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false, "public": false, "run_on_arrival": false})
+        json!({"schedule_seconds": null, "dedup": false, "dedup_in_effect": false, "public": false, "run_on_arrival": false,
+               "cost": {"startup_s": 300, "minimum_s": 60, "price_per_hour_cents": 100}})
     );
     site.play_course().await;
 
@@ -110,7 +118,14 @@ async fn dedup_off_flags_11_as_a_problem_and_names_the_event_sent_twice() {
         why.contains("order 1005") && why.contains("2 times"),
         "{why}"
     );
-    assert_eq!(site.get_json("/api/freshness").await["light"], "red");
+    let freshness = site.get_json("/api/freshness").await;
+    assert_eq!(freshness["light"], "red");
+    // The problem is named, not "some numbers are wrong".
+    let said = freshness["sentences"].to_string();
+    assert!(
+        said.contains("the last check found a problem: 11:00 counted 2 orders"),
+        "{said}"
+    );
 
     // Turning dedup back on waits for a reset: gold's state keeps what it started with.
     let settings = site.post_ok("/api/settings", json!({"dedup": true})).await;
@@ -212,4 +227,26 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
         site.get_json("/api/settings").await,
         json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false, "run_on_arrival": false})
     );
+}
+
+/// After batch 1 (09:05 to 09:45) the watermark is in the 08:00 hour, which has no orders: the
+/// page promises the 09:00 hour, the first with orders still open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn freshness_promises_the_next_hour_with_orders() {
+    let lab = TestLab::new("api-next-hour");
+    let site = site(&lab).await;
+    let sent = site
+        .post_ok(
+            "/api/produce?and_run=true",
+            json!({"scenario": "course", "batch": "1"}),
+        )
+        .await;
+    assert_eq!(sent["run"]["status"], "succeeded", "{sent}");
+    let freshness = site.get_json("/api/freshness").await;
+    assert_eq!(
+        freshness["sentences"][1],
+        "The 09:00 hour will be final once an order placed at 11:00 or later arrives.",
+        "{freshness}"
+    );
+    assert_eq!(freshness["next_hour"], "2026-10-01T09:00:00Z");
 }

@@ -224,9 +224,45 @@ pub async fn save_settings(
             schedule_seconds: Some(schedule),
             dedup: Some(ticked(&dedup)),
             public: Some(ticked(&public)),
-            run_on_arrival: None,
+            ..Default::default()
         })
         .await
+    })
+    .await
+}
+
+/// The instructor's price model for the cost of freshness: start-up and minimum bill in whole
+/// minutes, a price an hour such as `1` or `0.25`.
+#[server(prefix = "/fn", endpoint = "save_cost")]
+pub async fn save_cost(
+    lab: String,
+    csrf: Option<String>,
+    startup_minutes: String,
+    minimum_minutes: String,
+    price_per_hour: String,
+) -> Result<Settings, ApiError> {
+    guarded(async move {
+        let minutes = |field: &str, text: &str| {
+            text.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|m| *m <= 24 * 60)
+                .map(|m| m * 60)
+                .ok_or_else(|| ApiError::field(field, "a whole number of minutes, at most a day"))
+        };
+        let cost = CostModel {
+            startup_s: minutes("startup_minutes", &startup_minutes)?,
+            minimum_s: minutes("minimum_minutes", &minimum_minutes)?,
+            price_per_hour_cents: CostModel::cents(&price_per_hour)
+                .map_err(|e| ApiError::field("price_per_hour", e))?,
+        };
+        open(&lab, Access::Manage, &csrf)
+            .await?
+            .update_settings(SettingsChange {
+                cost: Some(cost),
+                ..Default::default()
+            })
+            .await
     })
     .await
 }

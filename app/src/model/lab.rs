@@ -120,18 +120,25 @@ pub struct Freshness {
     /// What fresher (or staler) numbers would cost, from the lab's own runs.
     #[serde(default)]
     pub cost: Option<FreshnessCost>,
+    /// Hours (or days) the last check found short by events that came late: the light stays
+    /// green, and the page says so.
+    #[serde(default)]
+    pub late_hours: u64,
 }
 
-/// The cost of freshness, from the lab's run history: how much computing a day each schedule
-/// takes and how old its numbers can get.
+/// The cost of freshness, from the lab's run history: what each schedule costs a day on a
+/// cluster priced by [`CostModel`], and how old its numbers can get.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FreshnessCost {
-    /// What the figures rest on, in words: "the median of the last 12 runs, 2.4 s".
+    /// What the figures rest on, in words: the runs, their median and range, the price model.
     pub based_on: String,
     pub median_ms: u64,
     pub options: Vec<CostOption>,
     /// The trade-off in a sentence a director can read.
     pub sentence: String,
+    /// The price model the figures use.
+    #[serde(default)]
+    pub model: CostModel,
 }
 
 /// One schedule: every hour, every 15 minutes, every 5 minutes, or continuously.
@@ -139,8 +146,13 @@ pub struct FreshnessCost {
 pub struct CostOption {
     pub label: String,
     pub runs_per_day: u64,
-    /// Seconds of running a day.
-    pub compute_s_per_day: u64,
+    /// Seconds of cluster billed a day: each run's start-up and time, at least the minimum;
+    /// continuously, the whole day.
+    pub billed_s_per_day: u64,
+    /// What that costs a day, in hundredths of a unit.
+    pub cents_per_day: u64,
+    /// The same for the 10th and the 90th percentile run, with enough runs for a range.
+    pub cents_range: Option<(u64, u64)>,
     /// How old the numbers can be at worst, in seconds: an event landing just after a run
     /// started waits for the next run to end.
     pub worst_stale_s: u64,
@@ -177,6 +189,55 @@ pub struct Settings {
     /// Whether files landing in the lab's `landing/` folder start a run.
     #[serde(default)]
     pub run_on_arrival: bool,
+    /// What the cost of freshness prices a cluster at (the instructor sets it).
+    #[serde(default)]
+    pub cost: CostModel,
+}
+
+/// What a team pays for the cluster that runs its pipeline, as the cost of freshness prices it:
+/// a scheduled run pays the cluster's start-up and its own time, billed at least a minimum; a
+/// pipeline kept up continuously pays for the cluster all day. The instructor sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CostModel {
+    /// Seconds a cluster takes to start before each scheduled run (billed).
+    pub startup_s: u64,
+    /// The least a run is billed, in seconds.
+    pub minimum_s: u64,
+    /// The price of an hour of the cluster, in hundredths of a unit.
+    pub price_per_hour_cents: u64,
+}
+
+impl CostModel {
+    /// A price as people write it (`1`, `0.25`, `12.50`): hundredths of a unit.
+    pub fn cents(price: &str) -> Result<u64, String> {
+        let bad = || format!("a price such as 1 or 0.25, not {price:?}");
+        let price = price.trim();
+        let (whole, part) = price.split_once('.').unwrap_or((price, ""));
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(whole) || !(part.is_empty() || (part.len() <= 2 && digits(part))) {
+            return Err(bad());
+        }
+        let whole: u64 = whole.parse().map_err(|_| bad())?;
+        let part: u64 = format!("{part:0<2}").parse().map_err(|_| bad())?;
+        Ok(whole * 100 + part)
+    }
+
+    /// Hundredths of a unit as a price: `1.00`.
+    pub fn price(cents: u64) -> String {
+        format!("{}.{:02}", cents / 100, cents % 100)
+    }
+}
+
+impl Default for CostModel {
+    /// Start-up 5 minutes, billed at least 1 minute, 1 unit an hour.
+    fn default() -> Self {
+        Self {
+            startup_s: 300,
+            minimum_s: 60,
+            price_per_hour_cents: 100,
+        }
+    }
 }
 
 /// A change to some of a lab's settings; `None` leaves one as it is.
@@ -187,6 +248,9 @@ pub struct SettingsChange {
     pub dedup: Option<bool>,
     pub public: Option<bool>,
     pub run_on_arrival: Option<bool>,
+    /// The instructor's alone to change.
+    #[serde(default)]
+    pub cost: Option<CostModel>,
 }
 
 /// Who the pages are showing to, so they offer only what that person may do.

@@ -67,10 +67,29 @@ fn history_view(h: KeyHistory) -> impl IntoView {
     };
     let at = move |n: i64| (n - low) as f64 / (high - low) as f64 * 90.0;
     let count = h.versions.len();
+    // The axis's ends named by their sequences (a timestamp reads as a date and time).
+    let named = |n: i64| {
+        h.versions.iter().find_map(|v| {
+            v.events
+                .iter()
+                .find(|e| e.sequence_n == Some(n))
+                .map(|e| e.sequence.clone())
+                .or_else(|| (v.start_n == Some(n)).then(|| v.start.clone()).flatten())
+                .or_else(|| (v.end_n == Some(n)).then(|| v.end.clone()).flatten())
+        })
+    };
+    let (first, last) = match points.is_empty() {
+        true => (String::new(), String::new()),
+        false => (
+            named(low).unwrap_or_default(),
+            named(high).unwrap_or_default(),
+        ),
+    };
     view! {
         <h2>{format!("{} {}: {count} version(s)", h.table, h.key)}</h2>
         <div class="lanes key-lanes">
             {h.versions.iter().cloned().enumerate().map(|(i, v)| version_lane(i, v, at)).collect_view()}
+            <p class="axis-labels key-axis"><span>{first}</span><span>{last}</span></p>
         </div>
         {h.versions.into_iter().enumerate().map(|(i, v)| version_table(i, v)).collect_view()}
     }

@@ -19,17 +19,15 @@ pub fn PipelinePage() -> impl IntoView {
                 return project_view(graph).into_any();
             }
             // The graph's shape is the pipeline's: a source, bronze, two branches, the check.
+            // Each arrow goes with the step it points to, so a wrapped line starts with it.
             let mut nodes = p.nodes.into_iter();
             let mut next = move || nodes.next().map(node_view);
             view! {
                 <div class="graph">
                     <div class="column">{next()}</div>
-                    <div class="arrow">"→"</div>
-                    <div class="column">{next()}</div>
-                    <div class="arrow">"→"</div>
-                    <div class="column">{next()}{next()}</div>
-                    <div class="arrow">"→"</div>
-                    <div class="column">{next()}</div>
+                    <div class="step"><div class="arrow">"→"</div><div class="column">{next()}</div></div>
+                    <div class="step"><div class="arrow">"→"</div><div class="column">{next()}{next()}</div></div>
+                    <div class="step"><div class="arrow">"→"</div><div class="column">{next()}</div></div>
                 </div>
             }.into_any()
         })}

@@ -6,7 +6,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::project::get_quality;
 use crate::components::{current_lab, href};
-use crate::model::{Quality, QuarantinedRow, RuleHistory};
+use crate::model::{Quality, QuarantinedRow, RuleHistory, RuleRun};
 use crate::pages::loaded;
 
 #[component]
@@ -52,28 +52,61 @@ fn quality_view(q: Quality) -> impl IntoView {
     }
 }
 
-/// One rule: what it says, the failed share of each run as bars, and the counts.
+/// One rule: what it says, the failed share of each run as bars on an axis from 0 to the
+/// largest share (each bar's share above it when there is room), and the counts. A rule no row
+/// failed says so instead of drawing empty bars.
 fn rule_view(rule: RuleHistory) -> impl IntoView {
     const WIDTH: f64 = 320.0;
     const HEIGHT: f64 = 60.0;
+    const TOP: f64 = 14.0;
+    const LEFT: f64 = 44.0;
+    let share = |r: &RuleRun| r.failed as f64 / (r.passed + r.failed).max(1) as f64;
+    let most = rule.runs.iter().map(share).fold(0.0, f64::max);
     let runs = rule.runs.len().max(1) as f64;
-    let step = WIDTH / runs;
+    let step = (WIDTH - LEFT) / runs;
     let bars = rule
         .runs
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let total = (r.passed + r.failed).max(1) as f64;
-            let share = r.failed as f64 / total;
-            let h = (share * HEIGHT).max(if r.failed > 0 { 2.0 } else { 0.0 });
+            let s = share(r);
+            let h = (s / most.max(f64::MIN_POSITIVE) * HEIGHT).max(if r.failed > 0 { 2.0 } else { 0.0 });
+            let x = LEFT + i as f64 * step;
+            let value = (step >= 30.0 && r.failed > 0).then(|| view! {
+                <text class="value" x=format!("{:.1}", x + step / 2.0) y=format!("{:.1}", TOP + HEIGHT - h - 3.0)
+                      text-anchor="middle">{percent(s)}</text>
+            });
             view! {
-                <rect x=format!("{:.1}", i as f64 * step + 1.0) y=format!("{:.1}", HEIGHT - h)
+                <rect x=format!("{:.1}", x + 1.0) y=format!("{:.1}", TOP + HEIGHT - h)
                       width=format!("{:.1}", (step - 2.0).max(1.0)) height=format!("{h:.1}")>
-                    <title>{format!("run #{}: {} of {} failed ({:.1} %)", r.run, r.failed, r.passed + r.failed, share * 100.0)}</title>
+                    <title>{format!("run #{}: {} of {} failed ({})", r.run, r.failed, r.passed + r.failed, percent(s))}</title>
                 </rect>
+                {value}
             }
         })
         .collect_view();
+    let (first, last) = match rule.runs.as_slice() {
+        [] => (String::new(), String::new()),
+        [one] => (format!("run #{}", one.run), String::new()),
+        [a, .., b] => (format!("run #{}", a.run), format!("run #{}", b.run)),
+    };
+    let base = TOP + HEIGHT;
+    let chart = match most > 0.0 {
+        true => view! {
+            <svg class="share" viewBox=format!("0 0 {WIDTH} {}", base + 14.0) width=WIDTH height=base + 14.0 role="img">
+                <title>"Share of rows failing the rule, per run"</title>
+                <line x1=LEFT - 4.0 y1=TOP x2=LEFT - 4.0 y2=base class="axis" />
+                <line x1=LEFT - 4.0 y1=base x2=WIDTH y2=base class="axis" />
+                <text class="tick-label" x=LEFT - 8.0 y=TOP + 4.0 text-anchor="end">{percent(most)}</text>
+                <text class="tick-label" x=LEFT - 8.0 y=base text-anchor="end">"0 %"</text>
+                {bars}
+                <text class="tick-label" x=LEFT y=base + 12.0>{first}</text>
+                <text class="tick-label" x=WIDTH y=base + 12.0 text-anchor="end">{last}</text>
+            </svg>
+        }
+        .into_any(),
+        false => view! { <p class="note no-failures">"No row has failed this rule in any run."</p> }.into_any(),
+    };
     let key = format!("{}.{}", rule.table, rule.rule);
     let section = key.clone();
     view! {
@@ -81,11 +114,7 @@ fn rule_view(rule: RuleHistory) -> impl IntoView {
             <h3>{format!("{} · {}", rule.table, rule.rule)}</h3>
             <p><code>{rule.condition}</code>{format!(" — on violation: {}", rule.action)}</p>
             <p><a href=href(&format!("/quality?rule={key}"))>"The rows it set aside"</a></p>
-            <svg class="share" viewBox=format!("0 0 {WIDTH} {HEIGHT}") width=WIDTH height=HEIGHT role="img">
-                <title>"Share of rows failing the rule, per run"</title>
-                <line x1="0" y1=HEIGHT x2=WIDTH y2=HEIGHT class="axis" />
-                {bars}
-            </svg>
+            {chart}
             <table class="rule-runs">
                 <thead><tr><th>"run"</th><th>"passed"</th><th>"failed"</th></tr></thead>
                 <tbody>
@@ -118,5 +147,13 @@ fn row_view(r: QuarantinedRow) -> impl IntoView {
             <td>{r.reason}</td>
             <td><code>{r.row}</code></td>
         </tr>
+    }
+}
+
+/// A share as a percentage, with a decimal when it is small.
+fn percent(share: f64) -> String {
+    match share * 100.0 {
+        p if p < 10.0 => format!("{p:.1} %"),
+        p => format!("{p:.0} %"),
     }
 }

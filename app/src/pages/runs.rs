@@ -97,7 +97,8 @@ fn bar_view(bar: &StreamBar, longest: i64, status: RunStatus) -> impl IntoView +
             style=format!("left: {left:.2}%; width: {width:.2}%")
             title=format!("{}: {} ms", flow.flow, flow.duration_ms)
         >
-            {flow.flow.clone()}
+            // A name too long for its bar is left to the legend under the axis.
+            {(width >= 12.0).then(|| flow.flow.clone())}
         </span>
     }
 }

@@ -215,7 +215,7 @@ impl Labs {
                 .map(|r| r.failed)
                 .sum();
         }
-        match freshness::freshness(dashboard.lab(), Utc::now()).await {
+        match freshness::freshness(dashboard.lab(), Utc::now(), &dashboard.cost_model()).await {
             Ok(f) => {
                 summary.light = f.light;
                 summary.final_through = f.final_through;

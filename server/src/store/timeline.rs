@@ -183,6 +183,54 @@ impl History {
         Ok(rows.into_iter().collect())
     }
 
+    /// The last check's findings that are not `ok`: problems first, then hours left short by
+    /// late events, in the check's order.
+    pub async fn last_check_findings(
+        &self,
+        lab: &str,
+    ) -> Result<Vec<(Verdict, String)>, HistoryError> {
+        let rows: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT f.run_id, f.verdict, f.text FROM check_findings f WHERE f.run_id = \
+             (SELECT max(run_id) FROM check_findings JOIN runs ON runs.id = run_id WHERE runs.lab = ?) \
+             AND f.verdict IN ('problem', 'late') ORDER BY f.verdict = 'late', f.line",
+        )
+        .bind(lab)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(run, verdict, text)| Ok((parse_verdict(run, &verdict)?, text)))
+            .collect()
+    }
+
+    /// The durations (ms) of the lab's last `limit` runs that succeeded, of the course's streams
+    /// (`course`) or of its project's flows: a cost figure rests on runs of one kind.
+    pub async fn recent_durations(
+        &self,
+        lab: &str,
+        course: bool,
+        limit: i64,
+    ) -> Result<Vec<u64>, HistoryError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT r.started_at, r.finished_at FROM runs r WHERE r.lab = ? AND r.status = 'succeeded' \
+             AND r.finished_at IS NOT NULL AND EXISTS (SELECT 1 FROM flow_events e WHERE e.run_id = r.id \
+             AND CASE WHEN ? THEN e.flow IN ('bronze', 'silver', 'gold') \
+             ELSE e.flow NOT IN ('bronze', 'silver', 'gold', 'check') END) \
+             ORDER BY r.id DESC LIMIT ?",
+        )
+        .bind(lab)
+        .bind(course)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|(start, end)| {
+                let (start, end) = (parse_time(start)?, parse_time(end)?);
+                u64::try_from((end - start).num_milliseconds()).ok()
+            })
+            .collect())
+    }
+
     /// How the lab's last check went; `None` before any check.
     pub async fn last_check(&self, lab: &str) -> Result<Option<CheckOutcome>, HistoryError> {
         let problem: Option<i64> = sqlx::query_scalar(

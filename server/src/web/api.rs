@@ -246,16 +246,63 @@ pub async fn update_settings(
             ("run_on_arrival", _) => {
                 return Err(ApiError::field("run_on_arrival", "true or false").into());
             }
+            ("cost", Value::Object(cost)) => change.cost = Some(cost_model(cost)?),
+            ("cost", _) => {
+                return Err(ApiError::field(
+                    "cost",
+                    "{\"startup_s\": 300, \"minimum_s\": 60, \"price_per_hour\": \"1.00\"}",
+                )
+                .into());
+            }
             (other, _) => {
                 return Err(ApiError::field(
                     other,
-                    "not a setting; the settings are schedule_seconds, dedup, public and run_on_arrival",
+                    "not a setting; the settings are schedule_seconds, dedup, public, \
+                     run_on_arrival and cost",
                 )
                 .into());
             }
         }
     }
+    // The cost of a cluster is the instructor's to set, for the class.
+    let lab = match change.cost {
+        Some(_) => open(&state, &headers, &params, Access::Manage).await?,
+        None => lab,
+    };
     Ok(Json(lab.update_settings(change).await?))
+}
+
+/// `{"startup_s": 300, "minimum_s": 60, "price_per_hour": "1.00"}`: each may be left out (its
+/// default).
+fn cost_model(fields: &serde_json::Map<String, Value>) -> Result<app::model::CostModel, ApiError> {
+    let mut cost = app::model::CostModel::default();
+    for (key, value) in fields {
+        let seconds = || {
+            value
+                .as_u64()
+                .ok_or_else(|| ApiError::field(key, "a whole number of seconds"))
+        };
+        match key.as_str() {
+            "startup_s" => cost.startup_s = seconds()?,
+            "minimum_s" => cost.minimum_s = seconds()?,
+            "price_per_hour" => {
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    _ => String::new(),
+                };
+                cost.price_per_hour_cents = app::model::CostModel::cents(&text)
+                    .map_err(|e| ApiError::field("price_per_hour", e))?;
+            }
+            other => {
+                return Err(ApiError::field(
+                    other,
+                    "not part of the cost; it has startup_s, minimum_s and price_per_hour",
+                ));
+            }
+        }
+    }
+    Ok(cost)
 }
 
 pub async fn reset(

@@ -19,7 +19,7 @@ use crate::service::pages::{
 #[async_trait::async_trait]
 impl Backend for Dashboard {
     async fn freshness(&self) -> Result<Freshness, ApiError> {
-        freshness::freshness(&self.lab, Utc::now())
+        freshness::freshness(&self.lab, Utc::now(), &self.cost_model())
             .await
             .map_err(failed)
     }
@@ -139,6 +139,7 @@ impl Backend for Dashboard {
             dedup_in_effect,
             public: current.public,
             run_on_arrival: current.run_on_arrival,
+            cost: current.cost,
         })
     }
 

@@ -103,6 +103,11 @@ impl Dashboard {
         self.warm.pid()
     }
 
+    /// How the cost of freshness prices a cluster for this lab (the instructor's setting).
+    pub fn cost_model(&self) -> app::model::CostModel {
+        self.settings.current().cost
+    }
+
     pub fn lab(&self) -> &Lab {
         &self.lab
     }

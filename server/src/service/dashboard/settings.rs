@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use app::api::ApiError;
+use app::model::CostModel;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
@@ -22,6 +23,9 @@ struct SettingsFile {
     /// Files landing start a run; `None`: off.
     #[serde(default)]
     run_on_arrival: Option<bool>,
+    /// How the cost of freshness prices a cluster; `None`: its defaults.
+    #[serde(default)]
+    cost: Option<CostModel>,
 }
 
 /// Every setting of a lab as it stands.
@@ -31,6 +35,7 @@ pub struct Current {
     pub dedup: bool,
     pub public: bool,
     pub run_on_arrival: bool,
+    pub cost: CostModel,
 }
 
 pub use app::model::SettingsChange as Change;
@@ -80,6 +85,7 @@ impl SettingsStore {
             dedup: file.dedup.unwrap_or(true),
             public: *public,
             run_on_arrival: file.run_on_arrival.unwrap_or(false),
+            cost: file.cost.unwrap_or_default(),
         }
     }
 
@@ -96,6 +102,9 @@ impl SettingsStore {
     /// Applies a change: public first (the one write that can find the lab gone), then the
     /// file, written aside and renamed so a crash leaves the old settings or the new.
     pub async fn change(&self, change: Change) -> Result<Current, ApiError> {
+        if let Some(cost) = &change.cost {
+            checked_cost(cost)?;
+        }
         if let Some(Some(0)) = change.schedule_seconds {
             return Err(ApiError::field(
                 "schedule_seconds",
@@ -116,6 +125,7 @@ impl SettingsStore {
         if change.schedule_seconds.is_some()
             || change.dedup.is_some()
             || change.run_on_arrival.is_some()
+            || change.cost.is_some()
         {
             let mut current = self.lock();
             let mut file = current.0.clone();
@@ -127,6 +137,9 @@ impl SettingsStore {
             }
             if let Some(on) = change.run_on_arrival {
                 file.run_on_arrival = Some(on);
+            }
+            if let Some(cost) = change.cost {
+                file.cost = Some(cost);
             }
             let json =
                 serde_json::to_vec_pretty(&file).map_err(|e| ApiError::Failed(e.to_string()))?;
@@ -143,4 +156,31 @@ impl SettingsStore {
         }
         Ok(self.current())
     }
+}
+
+/// The most a cluster's start-up or minimum bill may be, and the most an hour may cost: bounds
+/// that keep the day's figures within what a page can show.
+const MOST_SECONDS: u64 = 24 * 3600;
+const MOST_CENTS: u64 = 100_000_000;
+
+fn checked_cost(cost: &CostModel) -> Result<(), ApiError> {
+    if cost.startup_s > MOST_SECONDS {
+        return Err(ApiError::field(
+            "startup_s",
+            "at most a day (86400 seconds)",
+        ));
+    }
+    if cost.minimum_s > MOST_SECONDS {
+        return Err(ApiError::field(
+            "minimum_s",
+            "at most a day (86400 seconds)",
+        ));
+    }
+    if cost.price_per_hour_cents > MOST_CENTS {
+        return Err(ApiError::field(
+            "price_per_hour",
+            "at most 1,000,000 units an hour",
+        ));
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! When a lab last ran, in words: "Last run 5 minutes ago; every check passed.", and the light it
 //! sets. Both freshness pages (the course's and a project's) say it the same way.
 
-use app::model::{CheckOutcome, Light, RunStatus};
+use app::model::{CheckOutcome, Light, RunStatus, Verdict};
 use chrono::{DateTime, Utc};
 
 use crate::service::lab::{Lab, LabError};
@@ -10,6 +10,9 @@ use crate::store::{History, HistoryError};
 /// The last run and check, in a sentence and a light.
 pub struct Said {
     pub sentence: String,
+    /// What the last check left short by events that came late (the watermark at work, not a
+    /// fault): said beside an all-good light, never hidden by it.
+    pub late: Vec<String>,
     pub light: Light,
     pub last_run_at: Option<String>,
     pub last_check: Option<CheckOutcome>,
@@ -28,8 +31,21 @@ pub async fn said_of_last_run(
         Some(history) => last_run(history, &lab.config.lab).await?,
         None => (None, false, None),
     };
+    let findings = match lab.history() {
+        Some(history) => history.last_check_findings(&lab.config.lab).await?,
+        None => vec![],
+    };
+    let of = |verdict: Verdict| -> Vec<String> {
+        findings
+            .iter()
+            .filter(|(v, _)| *v == verdict)
+            .map(|(_, text)| text.clone())
+            .collect()
+    };
+    let (problems, late) = (of(Verdict::Problem), of(Verdict::Late));
     let Some(at) = &last_run_at else {
         return Ok(Said {
+            late,
             sentence: "Nothing has run yet.".into(),
             light: Light::Amber,
             last_run_at,
@@ -39,15 +55,21 @@ pub async fn said_of_last_run(
     let when = DateTime::parse_from_rfc3339(at)
         .map(|t| ago(t.with_timezone(&Utc), now))
         .unwrap_or_default();
-    let (mut light, check) = match last_check {
-        Some(CheckOutcome::Problem) => (
-            Light::Red,
-            "the last check found a problem: some numbers are wrong",
+    // A problem is named: the first the check found, and how many more.
+    let problem = match problems.as_slice() {
+        [] => "the last check found a problem".to_string(),
+        [one] => format!("the last check found a problem: {one}"),
+        [first, more @ ..] => format!(
+            "the last check found {} problems, first: {first}",
+            more.len() + 1
         ),
-        Some(CheckOutcome::Passed) => (Light::Green, "every check passed"),
+    };
+    let (mut light, check) = match last_check {
+        Some(CheckOutcome::Problem) => (Light::Red, problem),
+        Some(CheckOutcome::Passed) => (Light::Green, "every check passed".to_string()),
         None => match unchecked {
-            Some(why) => (Light::Green, why),
-            None => (Light::Amber, "no check has run yet"),
+            Some(why) => (Light::Green, why.to_string()),
+            None => (Light::Amber, "no check has run yet".to_string()),
         },
     };
     let sentence = match run_failed {
@@ -59,6 +81,7 @@ pub async fn said_of_last_run(
     };
     Ok(Said {
         sentence,
+        late,
         light,
         last_run_at,
         last_check,

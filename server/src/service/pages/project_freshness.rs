@@ -3,7 +3,7 @@
 //! row landed so far, how many rows rules set aside, and a gold table's numbers by day with the
 //! final days told apart.
 
-use app::model::{Freshness, GoldBar, GoldChart, LandedFile, Light};
+use app::model::{CostModel, Freshness, GoldBar, GoldChart, LandedFile, Light};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Date32Type, Int64Type};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -73,10 +73,40 @@ fn source_sentence(folder: &str, files: &[LandedFile]) -> String {
     }
 }
 
+/// A dataset's name as words: `gold_escalation_rate_by_plan` -> "escalation rate by plan".
+fn in_words(name: &str) -> String {
+    let name = name
+        .strip_prefix("gold_")
+        .or_else(|| name.strip_suffix("_gold"))
+        .unwrap_or(name);
+    name.replace('_', " ")
+}
+
+/// A day of the chart is final once files of `after` later days have loaded (a day's rows may
+/// still arrive on the days after it): with files loaded through `newest`, through this day.
+fn final_through_day(newest: Option<NaiveDate>, after: u32) -> Option<NaiveDate> {
+    newest.and_then(|d| d.checked_sub_days(chrono::Days::new(after.into())))
+}
+
+/// The rule, said on the page.
+fn final_rule(after: u32) -> String {
+    let days = match after {
+        1 => "the next day's files have".to_string(),
+        n => format!("files of {n} later days have"),
+    };
+    format!(
+        "A day is final once {days} loaded: a day's rows may still arrive after it. The project \
+         sets this with reckon.finalAfterDays in spark-pipeline.yml's configuration."
+    )
+}
+
 /// The first materialized view with a date column and a whole-number column: its numbers
-/// summed by day. A day is final once a later day's files are loaded (tickets of a day may
-/// still arrive the day after).
-async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabError> {
+/// summed by day, each final through `final_through` (see [`final_through_day`]).
+async fn gold_chart(
+    lab: &Lab,
+    graph: &Graph,
+    final_through: Option<NaiveDate>,
+) -> Result<Option<GoldChart>, LabError> {
     for dataset in graph
         .datasets
         .iter()
@@ -109,10 +139,8 @@ async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabEr
             let days = batch.column(0).as_primitive::<Date32Type>();
             let totals = batch.column(1).as_primitive::<Int64Type>();
             for i in 0..batch.num_rows() {
-                let day = days
-                    .value_as_date(i)
-                    .map(|d| d.to_string())
-                    .unwrap_or_default();
+                let date = days.value_as_date(i);
+                let day = date.map(|d| d.to_string()).unwrap_or_default();
                 let value = if totals.is_valid(i) {
                     totals.value(i)
                 } else {
@@ -121,35 +149,29 @@ async fn gold_chart(lab: &Lab, graph: &Graph) -> Result<Option<GoldChart>, LabEr
                 bars.push(GoldBar {
                     label: day,
                     value,
-                    r#final: true,
+                    r#final: date.zip(final_through).is_some_and(|(d, f)| d <= f),
                 });
             }
         }
-        if let Some(last) = bars.last_mut() {
-            last.r#final = false;
-        }
         return Ok(Some(GoldChart {
-            title: format!("{} per {} ({})", number.name(), date.name(), dataset.name),
+            title: format!(
+                "{} per {}, {}",
+                number.name().replace('_', " "),
+                date.name().replace('_', " "),
+                in_words(&dataset.name)
+            ),
             bars,
-            final_rule: "A day is final once the next day's files are loaded: a day's rows may \
-                         still arrive the day after. The newest day is not final yet."
-                .into(),
+            final_rule: final_rule(graph.final_after_days),
         }));
     }
     Ok(None)
 }
 
-/// The newest day of the chart whose numbers are final (the labs page's "final through").
-fn final_through(chart: &GoldChart) -> Option<String> {
-    chart
-        .bars
-        .iter()
-        .rev()
-        .find(|b| b.r#final)
-        .map(|b| b.label.clone())
-}
-
-pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabError> {
+pub async fn freshness(
+    lab: &Lab,
+    now: DateTime<Utc>,
+    model: &CostModel,
+) -> Result<Freshness, LabError> {
     let mut sentences = vec![];
     let graph = match lab.project_graph().await {
         Ok(graph) => graph,
@@ -169,6 +191,41 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         .filter(|f| f.read_by_run.is_none())
         .filter(|f| folders.iter().any(|d| f.path.starts_with(&format!("{d}/"))))
         .count();
+    // The newest day whose files the project has loaded, and so the day its numbers are
+    // final through.
+    let newest = files
+        .iter()
+        .filter(|f| f.read_by_run.is_some())
+        .filter(|f| folders.iter().any(|d| f.path.starts_with(&format!("{d}/"))))
+        .filter_map(|f| day_of(&f.path))
+        .max();
+    let final_through = final_through_day(newest, graph.final_after_days);
+    let chart = gold_chart(lab, &graph, final_through).await?;
+    // Said first: final up to when.
+    let shown = chart
+        .as_ref()
+        .map(|c| c.bars.as_slice())
+        .unwrap_or_default();
+    let last_final = shown
+        .iter()
+        .rev()
+        .find(|b| b.r#final)
+        .map(|b| b.label.clone());
+    let not_final = shown.iter().filter(|b| !b.r#final).count();
+    sentences.push(match (&last_final, not_final) {
+        (Some(day), 0) => format!("The numbers are final through {day}."),
+        (Some(day), n) => format!(
+            "The numbers are final through {day}; the {} after it {} not final yet.",
+            if n == 1 {
+                "day".to_string()
+            } else {
+                format!("{n} days")
+            },
+            if n == 1 { "is" } else { "are" }
+        ),
+        (None, _) if !shown.is_empty() => "No day's numbers are final yet.".to_string(),
+        (None, _) => "There are no numbers yet.".to_string(),
+    });
     for folder in folders {
         sentences.push(source_sentence(&folder, &files));
     }
@@ -176,10 +233,11 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
         .datasets
         .iter()
         .filter(|d| d.kind == Kind::MaterializedView)
-        // A short comment reads as words ("the daily status counts by account"); else the name.
+        // A short comment reads as words ("the daily status counts by account"); else the
+        // name, as words.
         .map(|d| match &d.comment {
             Some(c) if c.len() <= 40 && !c.contains(':') => format!("the {}", c.to_lowercase()),
-            _ => d.name.clone(),
+            _ => format!("the {}", in_words(&d.name)),
         })
         .collect();
     if !golds.is_empty() {
@@ -209,19 +267,23 @@ pub async fn freshness(lab: &Lab, now: DateTime<Utc>) -> Result<Freshness, LabEr
     )
     .await?;
     sentences.push(said.sentence);
+    sentences.extend(super::freshness::left_out(&said.late));
     let mut light = said.light;
     if waiting > 0 && light == Light::Green {
         light = Light::Amber;
     }
-    let chart = gold_chart(lab, &graph).await?;
+    if chart.is_some() {
+        sentences.push(final_rule(graph.final_after_days));
+    }
     Ok(Freshness {
         light,
-        final_through: chart.as_ref().and_then(final_through),
+        final_through: last_final,
+        late_hours: said.late.len() as u64,
         last_run_at: said.last_run_at,
         last_check: said.last_check,
         sentences,
         chart,
-        cost: super::cost::of_lab(lab).await?,
+        cost: super::cost::of_lab(lab, model).await?,
         ..Default::default()
     })
 }
@@ -244,25 +306,17 @@ mod tests {
     }
 
     #[test]
-    fn the_numbers_are_final_through_the_day_before_the_newest() {
-        let bar = |label: &str, r#final| GoldBar {
-            label: label.into(),
-            value: 1,
-            r#final,
-        };
-        let chart = |bars| GoldChart {
-            title: String::new(),
-            bars,
-            final_rule: String::new(),
-        };
-        let days = chart(vec![
-            bar("2026-10-01", true),
-            bar("2026-10-02", true),
-            bar("2026-10-03", false),
-        ]);
-        assert_eq!(final_through(&days).as_deref(), Some("2026-10-02"));
-        assert_eq!(final_through(&chart(vec![bar("2026-10-01", false)])), None);
-        assert_eq!(final_through(&chart(vec![])), None);
+    fn a_day_is_final_once_files_of_the_set_number_of_later_days_have_loaded() {
+        let day = |d: &str| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+        assert_eq!(final_through_day(day("2026-11-04"), 1), day("2026-11-03"));
+        assert_eq!(final_through_day(day("2026-11-04"), 3), day("2026-11-01"));
+        assert_eq!(final_through_day(None, 1), None);
+        assert!(final_rule(1).contains("the next day's files"));
+        assert!(final_rule(2).contains("files of 2 later days"));
+        assert_eq!(
+            in_words("gold_escalation_rate_by_plan"),
+            "escalation rate by plan"
+        );
     }
 
     #[test]

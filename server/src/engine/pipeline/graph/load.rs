@@ -1,7 +1,7 @@
 //! A project's folder read: `spark-pipeline.yml`, then the `.sql` files its libraries' globs
 //! name inside the folder, parsed into statements and built into the graph.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
@@ -15,7 +15,13 @@ struct Spec {
     name: String,
     #[serde(default)]
     libraries: Vec<Library>,
+    /// Settings by name, as Spark takes them; Reckon reads `reckon.finalAfterDays`.
+    #[serde(default)]
+    configuration: BTreeMap<String, serde_yaml_ng::Value>,
 }
+
+/// The most days a project may wait before a day is final.
+const MOST_FINAL_AFTER_DAYS: u32 = 31;
 
 #[derive(Debug, Deserialize)]
 struct Library {
@@ -84,5 +90,32 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
             .to_string();
         statements.extend(parse::statements(&shown, &text)?);
     }
-    build(spec.name, statements)
+    let final_after_days = match spec.configuration.get("reckon.finalAfterDays") {
+        None => None,
+        Some(value) => {
+            let days = match value {
+                serde_yaml_ng::Value::Number(n) => n.as_u64(),
+                serde_yaml_ng::Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            };
+            match days.filter(|d| (1..=MOST_FINAL_AFTER_DAYS as u64).contains(d)) {
+                Some(days) => Some(days as u32),
+                None => {
+                    return Err(file_error(
+                        &yml,
+                        format!(
+                            "configuration reckon.finalAfterDays: a whole number of days from 1 \
+                             to {MOST_FINAL_AFTER_DAYS}, not {}",
+                            serde_yaml_ng::to_string(value).unwrap_or_default().trim()
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    let mut graph = build(spec.name, statements)?;
+    if let Some(days) = final_after_days {
+        graph.final_after_days = days;
+    }
+    Ok(graph)
 }

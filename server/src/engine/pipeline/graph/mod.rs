@@ -63,6 +63,14 @@ pub struct Graph {
     pub datasets: Vec<Dataset>,
     /// The flows in the order they run.
     pub flows: Vec<Flow>,
+    /// A day of a gold table is final once files of this many later days have loaded
+    /// (`configuration: reckon.finalAfterDays` in `spark-pipeline.yml`; 1 unless set).
+    #[serde(default = "one_day")]
+    pub final_after_days: u32,
+}
+
+fn one_day() -> u32 {
+    1
 }
 
 impl Flow {
@@ -264,6 +272,7 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
         name,
         datasets,
         flows,
+        final_after_days: one_day(),
     })
 }
 
