@@ -299,10 +299,21 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     browser
         .wait_for("section.rule[data-rule='silver_tickets.valid_status'] svg.share rect")
         .await;
+    // Its axis says how large a share the tallest bar is.
+    let top = browser
+        .wait_for("section.rule[data-rule='silver_tickets.valid_status'] svg.share text.tick-label")
+        .await;
+    assert!(
+        browser.text(&top).await.ends_with('%'),
+        "{}",
+        browser.text(&top).await
+    );
     browser.screenshot("week14-quality").await;
     // Freshness speaks of the lab's pipeline, with the gold numbers by day.
     browser.open(&format!("{base}/labs/sam")).await;
     browser.wait_for(".gold-chart rect.not-final").await;
+    // The chart's axis runs from 0 to its largest day.
+    browser.wait_for(".gold-chart text.tick-label").await;
     browser
         .wait_until(
             "the freshness sentences of the support lab",

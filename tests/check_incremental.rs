@@ -386,7 +386,9 @@ async fn a_vacuum_deletes_what_orders_and_hourly_sales_stopped_using_and_none_of
         "orders: {on_disk} files on disk, {held} held"
     );
     // An earlier version of `orders` whose files went cannot be shown, and the page says why.
-    let gone = reckon::service::pages::tables::page(&vacuuming, "orders", Some(2)).await;
+    let gone =
+        reckon::service::pages::tables::page(&vacuuming, "orders", Some(2), &Default::default())
+            .await;
     let words = gone.unwrap_err().to_string();
     assert!(
         words.contains("orders version 2 can no longer be read"),
@@ -394,9 +396,12 @@ async fn a_vacuum_deletes_what_orders_and_hourly_sales_stopped_using_and_none_of
     );
     assert!(words.contains("deleted by the vacuum"), "{words}");
     let latest = files_held(&vacuuming, Orders).await;
-    let now = reckon::service::pages::tables::page(&vacuuming, "orders", None).await;
+    let now =
+        reckon::service::pages::tables::page(&vacuuming, "orders", None, &Default::default()).await;
     let version = now.unwrap().latest_version;
-    let now = reckon::service::pages::tables::page(&vacuuming, "orders", version).await;
+    let now =
+        reckon::service::pages::tables::page(&vacuuming, "orders", version, &Default::default())
+            .await;
     assert!(
         now.unwrap().total_rows > 0,
         "orders {latest:?} at {version:?}"

@@ -86,7 +86,7 @@ async fn every_page_renders_without_javascript() {
     // The tables page puts each cell under its own column: its rows are the table's rows.
     let opened = lab.open().await;
     for table in ["bronze_orders", "orders", "hourly_sales"] {
-        let view = reckon::service::pages::tables::page(&opened, table, None)
+        let view = reckon::service::pages::tables::page(&opened, table, None, &Default::default())
             .await
             .unwrap();
         let cell = |v: &Value| match v {

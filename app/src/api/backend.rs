@@ -102,7 +102,12 @@ pub trait Backend: Send + Sync {
     async fn send_again(&self, id: i64, and_run: bool) -> Result<Sent, ApiError>;
     async fn produce_page(&self) -> Result<ProducePage, ApiError>;
     async fn topic(&self) -> Result<TopicView, ApiError>;
-    async fn table(&self, name: &str, version: Option<i64>) -> Result<TableView, ApiError>;
+    async fn table(
+        &self,
+        name: &str,
+        version: Option<i64>,
+        wanted: &RowsWanted,
+    ) -> Result<TableView, ApiError>;
     async fn pipeline(&self) -> Result<PipelineView, ApiError>;
     async fn settings(&self) -> Result<Settings, ApiError>;
     async fn update_settings(&self, change: SettingsChange) -> Result<Settings, ApiError>;

@@ -179,12 +179,13 @@ pub async fn get_table(
     lab: String,
     name: String,
     version: Option<String>,
+    #[server(default)] wanted: RowsWanted,
 ) -> Result<TableView, ApiError> {
     guarded(async move {
         let version = version.map(|v| whole_number("version", &v)).transpose()?;
         open(&lab, Access::Read, &None)
             .await?
-            .table(&name, version)
+            .table(&name, version, &wanted)
             .await
     })
     .await

@@ -133,6 +133,32 @@ pub struct TableView {
     /// Every table of the lab's pipeline, for the page's tabs.
     #[serde(default)]
     pub tables: Vec<String>,
+    /// Rows the filter keeps (all of them without one), of which `rows` is page `wanted.page`.
+    #[serde(default)]
+    pub matching_rows: usize,
+    /// Rows a page shows, at most.
+    #[serde(default)]
+    pub page_size: usize,
+    /// What was asked for: the filter and the page.
+    #[serde(default)]
+    pub wanted: RowsWanted,
+}
+
+/// Which rows of a table the page shows: those whose `column` compares to `value` by `op`
+/// (`=`, `!=`, `<`, `<=`, `>`, `>=`, or `contains` for text), a page at a time (from 0). Reckon
+/// builds the comparison itself: no text a learner types is read as SQL.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowsWanted {
+    pub column: Option<String>,
+    pub op: Option<String>,
+    pub value: Option<String>,
+    #[serde(default)]
+    pub page: usize,
+}
+
+impl RowsWanted {
+    /// The comparisons a filter may use.
+    pub const OPS: [&'static str; 7] = ["=", "!=", "<", "<=", ">", ">=", "contains"];
 }
 
 /// A node of the pipeline graph.

@@ -122,8 +122,13 @@ impl Backend for Dashboard {
         topic::page(&self.lab).await
     }
 
-    async fn table(&self, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
-        tables::page(&self.lab, name, version).await
+    async fn table(
+        &self,
+        name: &str,
+        version: Option<i64>,
+        wanted: &RowsWanted,
+    ) -> Result<TableView, ApiError> {
+        tables::page(&self.lab, name, version, wanted).await
     }
 
     async fn pipeline(&self) -> Result<PipelineView, ApiError> {

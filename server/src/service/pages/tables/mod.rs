@@ -1,7 +1,7 @@
 //! The tables page: a table's rows at a version, and its commits.
 
 use app::api::ApiError;
-use app::model::{PipelineKind, TableVersion, TableView};
+use app::model::{PipelineKind, RowsWanted, TableVersion, TableView};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use serde_json::Value;
@@ -12,6 +12,8 @@ use crate::engine::render;
 use crate::engine::tables::{self, TableName, vacuum};
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;
+
+mod rows;
 
 /// Rows the tables page shows of a table.
 const TABLE_ROWS_SHOWN: usize = 200;
@@ -60,7 +62,12 @@ pub async fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
 
 /// A table's rows at `version` (the latest when `None`) and its commits.
 /// An empty `name` is the first table.
-pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableView, ApiError> {
+pub async fn page(
+    lab: &Lab,
+    name: &str,
+    version: Option<i64>,
+    wanted: &RowsWanted,
+) -> Result<TableView, ApiError> {
     let all = lab_tables(lab).await?;
     let name = match name {
         "" => all.first().map_or("", String::as_str),
@@ -92,6 +99,9 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
         total_rows: 0,
         versions: vec![],
         tables: all.clone(),
+        matching_rows: 0,
+        page_size: TABLE_ROWS_SHOWN,
+        wanted: wanted.clone(),
     };
     let opened = match course {
         Some(t) => lab.tables.open(t).await,
@@ -142,15 +152,24 @@ pub async fn page(lab: &Lab, name: &str, version: Option<i64>) -> Result<TableVi
         .await
         .map_err(|_| ApiError::Failed("the server is stopping".into()))?;
     view.total_rows = render::count_rows(&table, name).await.map_err(failed)? as usize;
-    let batches = match course {
-        Some(t) => render::sorted_rows(&table, t, Some(TABLE_ROWS_SHOWN)).await,
-        None => {
-            let schema = tables::arrow_schema(&table).map_err(failed)?;
-            view.columns = schema.fields().iter().map(|f| f.name().clone()).collect();
-            render::rows_by_all_columns(&table, name, Some(TABLE_ROWS_SHOWN)).await
-        }
+    let schema = tables::arrow_schema(&table).map_err(failed)?;
+    if course.is_none() {
+        view.columns = schema.fields().iter().map(|f| f.name().clone()).collect();
     }
-    .map_err(failed)?;
+    // The course's tables by their key, a pipeline's by all its columns.
+    let order: Vec<String> = match course {
+        Some(t) => t.key().iter().map(|k| k.to_string()).collect(),
+        None => view.columns.clone(),
+    };
+    let filter = rows::filter(&schema, wanted)?;
+    let offset = wanted
+        .page
+        .checked_mul(TABLE_ROWS_SHOWN)
+        .filter(|o| *o <= rows::MOST_OFFSET)
+        .ok_or_else(|| ApiError::field("page", "past the table's last page"))?;
+    let (batches, matching) =
+        rows::page(&table, name, &order, filter, offset, TABLE_ROWS_SHOWN).await?;
+    view.matching_rows = matching;
     // Each row's cells in the order of the columns shown: a row is keyed by column name, and
     // serde_json's map keeps its keys sorted, not in the table's order.
     view.rows = render::json_rows(&batches)
