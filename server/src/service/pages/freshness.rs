@@ -78,8 +78,9 @@ pub async fn freshness(
     }
 
     let said = said_of_last_run(lab, now, None).await?;
+    let left_out = said.left_out();
     sentences.push(said.sentence);
-    sentences.extend(left_out(&said.late));
+    sentences.extend(left_out);
     Ok(Freshness {
         late_hours: said.late.len() as u64,
         light: said.light,
@@ -106,20 +107,4 @@ pub async fn freshness(
         }),
         cost: super::cost::of_lab(lab, model).await?,
     })
-}
-
-/// What late events left out of the final numbers, from the last check's `late` lines: the
-/// watermark at work, said so that an all-good light does not hide it.
-pub fn left_out(late: &[String]) -> Option<String> {
-    match late {
-        [] => None,
-        [one] => Some(format!(
-            "Left out as late, as designed: {one}. The check accounts for it and passes."
-        )),
-        [first, rest @ ..] => Some(format!(
-            "{} hours leave out events that came late, as designed; first: {first}. The check \
-             accounts for them and passes.",
-            rest.len() + 1
-        )),
-    }
 }

@@ -18,6 +18,24 @@ pub struct Said {
     pub last_check: Option<CheckOutcome>,
 }
 
+impl Said {
+    /// What late events left out of the final numbers, from the last check's `late` lines:
+    /// the watermark at work, said so that an all-good light does not hide it.
+    pub fn left_out(&self) -> Option<String> {
+        match self.late.as_slice() {
+            [] => None,
+            [one] => Some(format!(
+                "Left out as late, as designed: {one}. The check accounts for it and passes."
+            )),
+            [first, rest @ ..] => Some(format!(
+                "{} hours leave out events that came late, as designed; first: {first}. The \
+                 check accounts for them and passes.",
+                rest.len() + 1
+            )),
+        }
+    }
+}
+
 /// Green when the last run and its check went well; red when either did not; amber before any
 /// run, or before any check unless `unchecked` says why a run has none (a project whose tables
 /// the check has nothing to recompute for). A `late` hour is the watermark working as designed:

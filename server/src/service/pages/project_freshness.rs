@@ -266,8 +266,9 @@ pub async fn freshness(
         Some("its tables have nothing for the check to recompute"),
     )
     .await?;
+    let left_out = said.left_out();
     sentences.push(said.sentence);
-    sentences.extend(super::freshness::left_out(&said.late));
+    sentences.extend(left_out);
     let mut light = said.light;
     if waiting > 0 && light == Light::Green {
         light = Light::Amber;
