@@ -225,7 +225,8 @@ async fn bad_input_answers_4xx_naming_the_field_and_writes_nothing() {
     assert_eq!(site.get_json("/api/runs").await["runs"], json!([]));
     assert_eq!(
         site.get_json("/api/settings").await,
-        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false, "run_on_arrival": false})
+        json!({"schedule_seconds": null, "dedup": true, "dedup_in_effect": true, "public": false, "run_on_arrival": false,
+               "cost": {"startup_s": 300, "minimum_s": 60, "price_per_hour_cents": 100}})
     );
 }
 
