@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use reckon::kafka::broker::Started;
-use reckon::service::dashboard::child::Limits;
 use reckon::service::labs::{Labs, LabsConfig};
+use reckon::service::runner::child::Limits;
 use reckon::{Config, Lab};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;

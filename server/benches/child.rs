@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use reckon::bench::{self, Workload};
-use reckon::service::dashboard::child::{self, Limits};
+use reckon::service::runner::child::{self, Limits};
 use reckon::{Config, Lab};
 
 #[tokio::main]

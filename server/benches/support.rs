@@ -13,8 +13,8 @@ use arrow::array::{Array, AsArray};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use reckon::bench;
-use reckon::engine::pipeline::example;
-use reckon::engine::pipeline::sql::Format;
+use reckon::engine::declarative::example;
+use reckon::engine::declarative::sql::Format;
 use reckon::{Config, Lab};
 use serde_json::Value;
 

@@ -8,7 +8,7 @@
 //! lock while the OS kept them waiting. `make bench`'s
 //! labs bench measured the readers' p99 at 0.8 to 2.2 s that way, and 68 to 123 ms with jemalloc
 //! (its arenas and per-thread caches take no shared lock on the common path). Runs now go in
-//! processes of their own (`service::dashboard::child`): what a run allocates goes back to the
+//! processes of their own (`service::runner::child`): what a run allocates goes back to the
 //! OS when its process ends, not into the server's heap. `unprefixed_malloc` makes the C inside
 //! (SQLite, librdkafka) allocate with jemalloc too.
 
@@ -22,7 +22,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Builds the multi-threaded runtime. Its threads' stacks are 32 MiB (reserved, touched only as
 /// used): a project's statements are read and planned on them, and an expression as deep as the
-/// parser allows (`engine::pipeline::parse::depth`) is walked recursively by sqlparser's code.
+/// parser allows (`engine::declarative::parse::depth`) is walked recursively by sqlparser's code.
 pub fn runtime() -> std::io::Result<Runtime> {
     Builder::new_multi_thread()
         .thread_stack_size(32 << 20)

@@ -167,8 +167,8 @@ async fn a_run_that_deletes_thirty_thousand_keys_closes_every_version() {
     );
     let latest = run.events.iter().find(|e| e.flow == "latest_cdc").unwrap();
     assert_eq!(latest.figures.rows_deleted, 20_000, "{latest:?}");
-    let every = reckon::engine::pipeline::check::Scope::Every;
-    let lines = reckon::engine::pipeline::check::check(&engine.flows(), &graph, every)
+    let every = reckon::engine::declarative::check::Scope::Every;
+    let lines = reckon::engine::declarative::check::check(&engine.flows(), &graph, every)
         .await
         .unwrap();
     assert!(

@@ -3,8 +3,8 @@
 //! one the learner cancels each end that run with its reason; the server answers throughout, and
 //! the lab's next run goes on as after a crash.
 
-use reckon::service::dashboard::child::Limits;
 use reckon::service::labs::LabsConfig;
+use reckon::service::runner::child::Limits;
 
 use super::*;
 

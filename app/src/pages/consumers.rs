@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
-use crate::Live;
 use crate::api::StartConsumer;
+use crate::components::Live;
 use crate::components::{ErrorLine, FormScope, IfWriter, field_error};
 use crate::model::{GroupRead, GroupView};
 

@@ -41,7 +41,10 @@ where
     R: Fn(T) -> V + Clone + Send + Sync + 'static,
     V: IntoView + 'static,
 {
-    let resource = Resource::new(move || (key(), crate::Live::get()), move |(k, _)| fetch(k));
+    let resource = Resource::new(
+        move || (key(), crate::components::Live::get()),
+        move |(k, _)| fetch(k),
+    );
     view! {
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::engine::check::{RECOUNT_QUERIES, Report};
+use crate::engine::course::check::{RECOUNT_QUERIES, Report};
 use crate::engine::tables::TableName;
 use crate::service::lab::Lab;
 

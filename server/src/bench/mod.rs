@@ -24,8 +24,8 @@ use rdkafka::consumer::Consumer;
 use rdkafka::{Offset, TopicPartitionList};
 use serde_json::Value;
 
+use crate::engine::course::HOUR_MICROS as HOUR;
 use crate::engine::event::OrderEvent;
-use crate::engine::flows::HOUR_MICROS as HOUR;
 use crate::engine::rng::Rng;
 use crate::engine::tables::TableName;
 use crate::process::cpu::{self, Clock};

@@ -145,39 +145,14 @@ pub enum Command {
     },
     /// Serve the dashboard and the JSON API; runs the schedule. Stops on Ctrl-C or SIGTERM,
     /// letting a run in progress finish.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:3000")]
-        addr: String,
-        /// The built site (wasm, JS, CSS) from `scripts/build-site.sh` (`make site`).
-        #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
-        site: PathBuf,
-        /// Run the pipeline every SECONDS (0: never), kept in the lab's settings; the dashboard
-        /// changes it too. Default: as last set (off at first).
-        #[arg(long, value_name = "SECONDS")]
-        schedule: Option<u64>,
-        /// The instructor's token. With one, every page and call needs a token (labs, roles)
-        /// and --addr may be reachable from other machines; without, a single-user tool on
-        /// loopback. Prefer the environment variable: arguments show in `ps`.
-        #[arg(long, env = "RECKON_INSTRUCTOR_TOKEN", hide_env_values = true)]
-        instructor_token: Option<String>,
-        /// Pipeline runs at once across all labs.
-        #[arg(long, default_value_t = 4)]
-        max_runs: usize,
-        /// Sends (produce calls and forms) a client may make to a lab at once, then
-        /// --produce-rate a second.
-        #[arg(long, default_value_t = 50)]
-        produce_burst: u32,
-        #[arg(long, default_value_t = 20.0)]
-        produce_rate: f64,
-    },
+    Serve(ServeArgs),
     /// Declarative pipelines: run a project, its graph, the event log, the week-14 example.
     Pipeline {
         #[command(subcommand)]
         command: super::pipeline::PipelineCommand,
     },
     /// Run the lab's pipeline each time the server asks, as its child (the server starts it;
-    /// see `service::dashboard::child`).
+    /// see `service::runner::child`).
     #[command(hide = true)]
     Worker {
         /// Seconds without a run after which the child ends.
@@ -205,4 +180,33 @@ fn hours(text: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("expected a number of hours, got {text:?}"))?;
     crate::config::vacuum_after(hours).map(|_| hours)
+}
+
+/// `reckon serve`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub addr: String,
+    /// The built site (wasm, JS, CSS) from `scripts/build-site.sh` (`make site`).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site: PathBuf,
+    /// Run the pipeline every SECONDS (0: never), kept in the lab's settings; the dashboard
+    /// changes it too. Default: as last set (off at first).
+    #[arg(long, value_name = "SECONDS")]
+    pub schedule: Option<u64>,
+    /// The instructor's token. With one, every page and call needs a token (labs, roles)
+    /// and --addr may be reachable from other machines; without, a single-user tool on
+    /// loopback. Prefer the environment variable: arguments show in `ps`.
+    #[arg(long, env = "RECKON_INSTRUCTOR_TOKEN", hide_env_values = true)]
+    pub instructor_token: Option<String>,
+    /// Pipeline runs at once across all labs.
+    #[arg(long, default_value_t = 4)]
+    pub max_runs: usize,
+    /// Sends (produce calls and forms) a client may make to a lab at once, then
+    /// --produce-rate a second.
+    #[arg(long, default_value_t = 50)]
+    pub produce_burst: u32,
+    #[arg(long, default_value_t = 20.0)]
+    pub produce_rate: f64,
 }

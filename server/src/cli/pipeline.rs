@@ -8,10 +8,10 @@ use app::model::{FlowRun, FlowStatus};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::engine::pipeline::declared;
-use crate::engine::pipeline::graph::FlowKind;
-use crate::engine::pipeline::sql::Format;
-use crate::engine::pipeline::{example, history};
+use crate::engine::declarative::declared;
+use crate::engine::declarative::graph::FlowKind;
+use crate::engine::declarative::sql::Format;
+use crate::engine::declarative::{example, history};
 use crate::service::lab::Lab;
 
 #[derive(Subcommand)]
@@ -88,11 +88,11 @@ fn format(text: &str) -> anyhow::Result<Format> {
 /// is a PROBLEM.
 pub async fn check(
     lab: &Lab,
-    graph: &crate::engine::pipeline::graph::Graph,
+    graph: &crate::engine::declarative::graph::Graph,
     json: bool,
 ) -> anyhow::Result<bool> {
-    let scope = crate::engine::pipeline::check::Scope::Every;
-    let lines = crate::engine::pipeline::check::check(&lab.flows(), graph, scope).await?;
+    let scope = crate::engine::declarative::check::Scope::Every;
+    let lines = crate::engine::declarative::check::check(&lab.flows(), graph, scope).await?;
     match json {
         true => println!("{}", serde_json::to_string_pretty(&lines)?),
         false => lines.iter().for_each(|l| println!("{l}")),

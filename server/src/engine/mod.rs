@@ -2,12 +2,11 @@
 //! the runner that runs them, the Delta tables they read and write, and the events they carry.
 //! Nothing here knows about labs, the history or the pages.
 
-pub mod check;
 pub mod columns;
+pub mod course;
+pub mod declarative;
 pub mod event;
 pub mod flow;
-pub mod flows;
-pub mod pipeline;
 pub mod render;
 pub mod rng;
 pub mod scenario;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::engine::flows::FlowError;
+use crate::engine::flow::FlowError;
 
 fn path(dir: &Path, version: i64) -> PathBuf {
     dir.join(format!("{version:020}.json"))

@@ -2,7 +2,7 @@
 
 use app::api::ApiError;
 
-use crate::engine::flows::FlowError;
+use crate::engine::flow::FlowError;
 use crate::service::lab::LabError;
 use crate::service::lab::workspace::WorkspaceError;
 

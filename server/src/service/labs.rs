@@ -14,10 +14,10 @@ use crate::access::registry::Registry;
 use crate::access::{self, Auth, Caller, Who};
 use crate::config::{Config, validate_lab_name};
 use crate::kafka::SharedClients;
-use crate::service::dashboard::Dashboard;
 use crate::service::error::failed;
 use crate::service::lab::{Lab, LabError};
 use crate::service::pages::freshness;
+use crate::service::runner::LabRunner;
 use crate::store::History;
 
 /// How the server's labs are run and guarded.
@@ -28,7 +28,7 @@ pub struct LabsConfig {
     /// Pipeline runs at once across all labs.
     pub max_runs: usize,
     /// What each run's process may take (memory, CPU and wall time, open files).
-    pub run_limits: crate::service::dashboard::child::Limits,
+    pub run_limits: crate::service::runner::child::Limits,
 }
 
 /// Never shows the token: a `{:?}` of the config must not put it in a log.
@@ -49,7 +49,7 @@ impl Default for LabsConfig {
         Self {
             instructor_token: None,
             max_runs: 4,
-            run_limits: crate::service::dashboard::child::Limits::DEFAULT,
+            run_limits: crate::service::runner::child::Limits::DEFAULT,
         }
     }
 }
@@ -59,9 +59,9 @@ pub struct Labs {
     root: Config,
     history: History,
     pub auth: Auth,
-    dashboards: Mutex<BTreeMap<String, Arc<Dashboard>>>,
+    dashboards: Mutex<BTreeMap<String, Arc<LabRunner>>>,
     run_slots: Arc<Semaphore>,
-    run_limits: crate::service::dashboard::child::Limits,
+    run_limits: crate::service::runner::child::Limits,
     /// Whether new labs start their schedule (the server is serving).
     scheduling: std::sync::atomic::AtomicBool,
     /// Held while a lab is made or deleted: one of those at a time, never interleaved.
@@ -89,7 +89,7 @@ impl Labs {
                 .filter(|n| *n != DEFAULT_LAB),
         ) {
             let lab = Lab::with_history(root.for_lab(name), history.clone()).sharing(kafka.clone());
-            let dashboard = Dashboard::new(
+            let dashboard = LabRunner::new(
                 lab,
                 registry.clone(),
                 (run_slots.clone(), config.run_limits),
@@ -110,21 +110,21 @@ impl Labs {
         }))
     }
 
-    fn dashboards(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Dashboard>>> {
+    fn dashboards(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<LabRunner>>> {
         self.dashboards.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn get(&self, name: &str) -> Option<Arc<Dashboard>> {
+    pub fn get(&self, name: &str) -> Option<Arc<LabRunner>> {
         self.dashboards().get(name).cloned()
     }
 
-    pub fn default_lab(&self) -> Arc<Dashboard> {
+    pub fn default_lab(&self) -> Arc<LabRunner> {
         self.get(DEFAULT_LAB)
             .expect("the default lab is opened with the server and never deleted")
     }
 
     /// Every lab: `default` first, then by name.
-    pub fn all(&self) -> Vec<Arc<Dashboard>> {
+    pub fn all(&self) -> Vec<Arc<LabRunner>> {
         let dashboards = self.dashboards();
         let (default, others): (Vec<_>, Vec<_>) = dashboards
             .iter()
@@ -140,7 +140,7 @@ impl Labs {
     pub fn start_schedules(&self) {
         self.scheduling
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        self.all().iter().for_each(Dashboard::start_schedule);
+        self.all().iter().for_each(LabRunner::start_schedule);
     }
 
     /// Stops the schedules and waits for the runs in progress (shutdown).
@@ -159,7 +159,7 @@ impl Labs {
         name: &str,
         access: Access,
         csrf: Option<&str>,
-    ) -> Result<Arc<Dashboard>, ApiError> {
+    ) -> Result<Arc<LabRunner>, ApiError> {
         // A lab being deleted is gone already for every new request.
         let dashboard = self.get(name).filter(|d| !d.lab().is_retired());
         let public = dashboard.as_ref().is_some_and(|d| d.is_public());
@@ -173,13 +173,13 @@ impl Labs {
         headers: &http::HeaderMap,
         name: &str,
         access: Access,
-    ) -> Result<Arc<Dashboard>, ApiError> {
+    ) -> Result<Arc<LabRunner>, ApiError> {
         let caller = self.auth.caller(headers).await?;
         self.allow(&caller, name, access, access::csrf_header(headers))
     }
 
     /// The labs `who` may open: all for the instructor, their own and the public ones for others.
-    fn visible(&self, who: &Who) -> Vec<Arc<Dashboard>> {
+    fn visible(&self, who: &Who) -> Vec<Arc<LabRunner>> {
         self.all()
             .into_iter()
             .filter(|d| {
@@ -191,7 +191,7 @@ impl Labs {
             .collect()
     }
 
-    async fn summary(dashboard: &Dashboard) -> LabSummary {
+    async fn summary(dashboard: &LabRunner) -> LabSummary {
         let config = &dashboard.lab().config;
         let mut summary = LabSummary {
             name: config.lab.clone(),
@@ -336,7 +336,7 @@ impl Server for Labs {
         // A token of an earlier lab of this name, verified just as it was deleted, opens nothing.
         self.auth.forget_lab(name);
         let registry = self.auth.registry().clone();
-        let dashboard = Dashboard::new(
+        let dashboard = LabRunner::new(
             lab,
             registry,
             (self.run_slots.clone(), self.run_limits),

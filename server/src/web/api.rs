@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::AppState;
 use crate::access;
-use crate::service::dashboard::Dashboard;
 use crate::service::pages::produce;
+use crate::service::runner::LabRunner;
 use app::model::DEFAULT_LAB;
 
 /// An API error as an HTTP answer: the status says what kind, the body says what to do.
@@ -74,7 +74,7 @@ pub(super) async fn open(
     headers: &HeaderMap,
     params: &Params,
     access: Access,
-) -> Result<std::sync::Arc<Dashboard>, ApiError> {
+) -> Result<std::sync::Arc<LabRunner>, ApiError> {
     state.labs.open_lab(headers, params.lab(), access).await
 }
 

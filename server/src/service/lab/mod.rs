@@ -9,10 +9,10 @@ use std::sync::Arc;
 use app::model::SentAt;
 
 use crate::config::Config;
-use crate::engine::check::Report;
+use crate::engine::course::check::Report;
 use crate::engine::event::OrderEvent;
 use crate::engine::flow::FlowContext;
-use crate::engine::flows::FlowError;
+use crate::engine::flow::FlowError;
 use crate::engine::scenario::{Scenario, ScenarioError, Step};
 use crate::engine::tables::{TableError, Tables};
 use crate::kafka::broker::{BrokerError, Started};

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use app::model::{CheckLine, FlowRun};
 
 use super::{Lab, LabError, Streams};
-use crate::engine::check::{Check, FullCheck, Report};
+use crate::engine::course::bronze::Bronze;
+use crate::engine::course::check::{Check, FullCheck, Report};
+use crate::engine::course::gold::Gold;
+use crate::engine::course::silver::Silver;
 use crate::engine::flow::Runner;
-use crate::engine::flows::bronze::Bronze;
-use crate::engine::flows::gold::Gold;
-use crate::engine::flows::silver::Silver;
 use crate::engine::tables::TableName;
 use crate::kafka::Kafka;
 

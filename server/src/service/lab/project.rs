@@ -8,13 +8,13 @@ use std::path::Path;
 use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 
 use super::{Lab, LabError};
+use crate::engine::flow::FlowError;
 use crate::engine::flow::Runner;
-use crate::engine::flows::FlowError;
 use deltalake::kernel::Transaction;
 
-use crate::engine::pipeline::check;
-use crate::engine::pipeline::declared::{self, Declared, QUARANTINE, quarantine_app_id};
-use crate::engine::pipeline::graph::{self, Graph, ProjectError};
+use crate::engine::declarative::check;
+use crate::engine::declarative::declared::{self, Declared, QUARANTINE, quarantine_app_id};
+use crate::engine::declarative::graph::{self, Graph, ProjectError};
 use crate::engine::tables::{self, TableError};
 
 /// What a pipeline run did: its history id, and each flow's event in the order they ran.

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 
 use super::Lab;
 use super::workspace::{WorkspaceError, code_error};
-use crate::engine::pipeline::graph::{self, Graph};
+use crate::engine::declarative::graph::{self, Graph};
 
 /// Reads the project in a folder (the lab's own, or a save's scratch copy) into its graph.
 pub type ReadProject =

@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 use app::model::{PipelineKind, ProjectFile};
 
 use super::{Lab, LabError};
-use crate::engine::pipeline::graph::{self, Graph, ProjectError};
-use crate::engine::pipeline::sql::Format;
-use crate::engine::pipeline::{example, files};
+use crate::engine::declarative::graph::{self, Graph, ProjectError};
+use crate::engine::declarative::sql::Format;
+use crate::engine::declarative::{example, files};
 
 /// The project's folder and its file, inside the lab's data folder.
 pub const PROJECT: &str = "project";

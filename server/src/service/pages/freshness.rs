@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 
 use super::last_run::said_of_last_run;
 use crate::engine::columns::Columns;
+use crate::engine::course::gold::GoldState;
+use crate::engine::course::{DELAY_MICROS, HOUR_MICROS};
 use crate::engine::event::format_micros;
-use crate::engine::flows::gold::GoldState;
-use crate::engine::flows::{DELAY_MICROS, HOUR_MICROS};
 use crate::engine::tables::TableName;
 use crate::service::lab::{Lab, LabError};
 

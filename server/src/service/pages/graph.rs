@@ -8,9 +8,9 @@ use app::api::ApiError;
 use app::model::{FlowRun, FlowStatus, GraphNode, ProjectGraph, RuleCount};
 
 use super::history;
-use crate::engine::pipeline::graph::{FlowKind, Graph};
-use crate::engine::pipeline::parse::Kind;
-use crate::engine::pipeline::sql::{FlowQuery, Source};
+use crate::engine::declarative::graph::{FlowKind, Graph};
+use crate::engine::declarative::parse::Kind;
+use crate::engine::declarative::sql::{FlowQuery, Source};
 use crate::engine::render;
 use crate::service::error::failed;
 use crate::service::lab::Lab;
@@ -27,7 +27,7 @@ const MARGIN: u32 = 16;
 /// What a node reads: each dataset or file path a flow (or a view it uses) reads, to what it
 /// fills. File sources are named by their path.
 fn edges(graph: &Graph) -> BTreeSet<(String, String)> {
-    let source = |read: &crate::engine::pipeline::sql::Read| match &read.source {
+    let source = |read: &crate::engine::declarative::sql::Read| match &read.source {
         Source::Table(name) => name.clone(),
         Source::Files { path, .. } => path.clone(),
     };

@@ -10,10 +10,10 @@ use chrono::DateTime;
 
 use super::history;
 use super::produce::clock;
-use crate::engine::check::Report;
 use crate::engine::columns::Columns;
-use crate::engine::flows::gold::GoldState;
-use crate::engine::flows::{DELAY_MICROS, HOUR_MICROS};
+use crate::engine::course::check::Report;
+use crate::engine::course::gold::GoldState;
+use crate::engine::course::{DELAY_MICROS, HOUR_MICROS};
 use crate::engine::render;
 use crate::engine::tables::TableName;
 use crate::service::error::failed;

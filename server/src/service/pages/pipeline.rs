@@ -5,7 +5,7 @@ use app::api::ApiError;
 use app::model::{CheckOutcome, PipelineKind, PipelineNode, PipelineView};
 
 use super::history;
-use crate::engine::flows::{gold, pending, silver};
+use crate::engine::course::{gold, pending, silver};
 use crate::engine::render;
 use crate::engine::tables::{self, TableName};
 use crate::service::error::{failed, refused};

@@ -6,9 +6,9 @@ use app::model::ProducePage;
 use chrono::{SecondsFormat, Utc};
 
 use super::history;
+use crate::engine::course::HOUR_MICROS;
+use crate::engine::course::gold::GoldState;
 use crate::engine::event::{OrderEvent, format_micros};
-use crate::engine::flows::HOUR_MICROS;
-use crate::engine::flows::gold::GoldState;
 use crate::engine::scenario::Scenario;
 use crate::service::error::failed;
 use crate::service::lab::Lab;

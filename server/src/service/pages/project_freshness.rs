@@ -10,10 +10,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::last_run::said_of_last_run;
 use super::workspace::landing;
-use crate::engine::pipeline::declared::QUARANTINE;
-use crate::engine::pipeline::graph::Graph;
-use crate::engine::pipeline::parse::Kind;
-use crate::engine::pipeline::sql::Source;
+use crate::engine::declarative::declared::QUARANTINE;
+use crate::engine::declarative::graph::Graph;
+use crate::engine::declarative::parse::Kind;
+use crate::engine::declarative::sql::Source;
 use crate::engine::{render, tables};
 use crate::service::lab::workspace::LANDING;
 use crate::service::lab::{Lab, LabError};

@@ -11,8 +11,8 @@ use chrono::DateTime;
 
 use super::history;
 use crate::engine::columns::Columns;
-use crate::engine::pipeline::declared::QUARANTINE;
-use crate::engine::pipeline::parse::Violation;
+use crate::engine::declarative::declared::QUARANTINE;
+use crate::engine::declarative::parse::Violation;
 use crate::engine::tables;
 use crate::service::error::{failed, refused};
 use crate::service::lab::Lab;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use app::api::ApiError;
 use app::model::{PartitionView, TopicMessage, TopicView};
 
-use crate::engine::flows::bronze;
+use crate::engine::course::bronze;
 use crate::engine::tables::{self, TableName};
 use crate::kafka::Kafka;
 use crate::service::error::failed;

@@ -48,7 +48,7 @@ pub fn parse_delay(text: &str) -> Result<i64, String> {
 /// changes in words. Reads committed tables only; writes nothing.
 pub async fn whatif(lab: &Lab, delay: &str) -> Result<WhatIf, ApiError> {
     let minutes = parse_delay(delay).map_err(|m| ApiError::field("delay", m))?;
-    let mut answer = crate::engine::flows::gold::what_if(&lab.flows(), minutes)
+    let mut answer = crate::engine::course::gold::what_if(&lab.flows(), minutes)
         .await
         .map_err(failed)?;
     if let Some(history) = lab.history() {

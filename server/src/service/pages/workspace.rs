@@ -10,7 +10,7 @@ use arrow::datatypes::Int64Type;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::engine::columns::Columns;
-use crate::engine::pipeline::declared::QUARANTINE;
+use crate::engine::declarative::declared::QUARANTINE;
 use crate::engine::tables;
 use crate::service::error::failed;
 use crate::service::lab::workspace::{LANDING, files_under};

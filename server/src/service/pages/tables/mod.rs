@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::engine::pipeline::declared::QUARANTINE;
-use crate::engine::pipeline::parse::Kind;
+use crate::engine::declarative::declared::QUARANTINE;
+use crate::engine::declarative::parse::Kind;
 use crate::engine::render;
 use crate::engine::tables::{self, TableName, vacuum};
 use crate::service::error::{failed, refused};

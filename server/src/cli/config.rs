@@ -1,0 +1,45 @@
+//! The command line's global arguments made into the lab's [`Config`], each checked and named
+//! when wrong.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use super::args::Cli;
+use crate::config::{self, Config};
+
+/// The config `cli`'s global arguments describe.
+pub fn config(cli: &Cli) -> anyhow::Result<Config> {
+    config::validate_topic(&cli.topic).map_err(anyhow::Error::msg)?;
+    if cli.partitions < 1 {
+        bail!("partitions: must be at least 1, got {}", cli.partitions);
+    }
+    if let Some(brokers) = &cli.brokers
+        && brokers.trim().is_empty()
+    {
+        bail!("brokers: must be HOST:PORT[,HOST:PORT...]");
+    }
+    config::validate_lab_name(&cli.lab)
+        .map_err(|e| anyhow::anyhow!("lab: {}", e.strip_prefix("name: ").unwrap_or(&e)))?;
+    let mut config = Config::new(&cli.data);
+    config.brokers = cli.brokers.clone();
+    config.topic = cli.topic.clone();
+    config.partitions = cli.partitions;
+    config.compact_after = cli.compact_after;
+    config.vacuum_after = config::vacuum_after(cli.vacuum_after)
+        .expect("--vacuum-after was checked as it was parsed");
+    config.lock_wait = Duration::from_secs(cli.lock_wait);
+    config.crash_at = cli.crash_at.clone();
+    config.local_broker.port = cli.broker_port;
+    config.local_broker.controller_port = cli
+        .broker_port
+        .checked_add(1)
+        .context("broker-port: too large")?;
+    if let Some(home) = &cli.broker_home {
+        config.local_broker.home = home.clone();
+    }
+    if let Some(libs) = &cli.kafka_libs {
+        config.local_broker.kafka_libs = libs.clone();
+    }
+    Ok(config.for_lab(&cli.lab))
+}

@@ -1,0 +1,350 @@
+//! Gold's state between runs: open hours, duplicate keys within the watermark, the watermark and
+//! the dedup setting, written to a file named by the bronze version it covers before the Delta
+//! commit that stores that version: the commit decides which state file is current.
+//!
+//! The state committed last is also kept parsed in memory, with the stamp of the file it is: a
+//! big lab's state holds tens of thousands of duplicate keys, and each run (gold's restore, the
+//! check's watermark) and each page showing open hours would otherwise parse it whole. The file
+//! stays the truth: a kept state is used only while its file is the same writing of that version.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::APP_ID;
+use crate::engine::course::{DELAY_MICROS, DropReason, HOUR_MICROS};
+use crate::engine::flow::FlowContext;
+use crate::engine::flow::FlowError;
+use crate::engine::state;
+use crate::engine::tables::{self, TableName};
+
+/// An hour still open: counted so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HourTotal {
+    pub orders: i64,
+    pub revenue_cents: i128,
+}
+
+/// A (order_id, status) seen within the watermark, remembered until it expires.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DedupKey {
+    order_id: i64,
+    status: String,
+    first_event_time: i64,
+}
+
+/// Everything gold remembers between runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoldState {
+    /// Duplicates dropped within the watermark; fixed when the state starts.
+    pub dedup: bool,
+    /// Microseconds; `None` until the first placed event.
+    pub watermark: Option<i64>,
+    /// How far behind the latest event time the watermark trails: SPEC §3's hour, or another
+    /// in a what-if replay.
+    pub delay: i64,
+    /// Hours not yet written, by window start.
+    pub open_hours: BTreeMap<i64, HourTotal>,
+    /// (order_id, status) -> first event time, while the watermark keeps it.
+    dedup_keys: HashMap<(i64, String), i64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StateFile {
+    bronze_version: i64,
+    dedup: bool,
+    watermark: Option<i64>,
+    open_hours: Vec<(i64, HourTotal)>,
+    dedup_keys: Vec<DedupKey>,
+}
+
+impl GoldState {
+    pub(super) fn new(dedup: bool) -> Self {
+        Self::with_delay(dedup, DELAY_MICROS)
+    }
+
+    /// A state that starts empty with another delay: the what-if's, never saved.
+    pub(super) fn with_delay(dedup: bool, delay: i64) -> Self {
+        Self {
+            dedup,
+            delay,
+            watermark: None,
+            open_hours: BTreeMap::new(),
+            dedup_keys: HashMap::new(),
+        }
+    }
+
+    /// The state as of gold's last commit, or `None` before gold's first run.
+    pub async fn committed(cx: &FlowContext) -> Result<Option<Arc<GoldState>>, FlowError> {
+        let Some(table) = cx.tables.open(TableName::HourlySales).await? else {
+            return Ok(None);
+        };
+        let Some(version) = tables::txn_version(&table, APP_ID).await? else {
+            return Ok(None);
+        };
+        let dir = cx.gold_state_dir();
+        if let Some(state) = kept(&dir, version, false) {
+            return Ok(Some(state));
+        }
+        let state = Arc::new(Self::load(&dir, version)?);
+        keep(&dir, version, state.clone());
+        Ok(Some(state))
+    }
+
+    /// The state committed as `bronze_version`, to be changed by a run: taken from memory when
+    /// it is kept there (it is kept again by [`GoldState::kept_as`] once the run commits).
+    pub(super) fn restore(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
+        match kept(dir, bronze_version, true) {
+            Some(state) => Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone())),
+            None => Self::load(dir, bronze_version),
+        }
+    }
+
+    /// Keeps this state in memory as the one committed for `bronze_version`: call it only once
+    /// the commit naming that version is made.
+    pub(super) fn kept_as(self, dir: &Path, bronze_version: i64) {
+        keep(dir, bronze_version, Arc::new(self));
+    }
+
+    pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
+        let file: StateFile = state::load(dir, bronze_version)?;
+        Ok(Self {
+            dedup: file.dedup,
+            delay: DELAY_MICROS,
+            watermark: file.watermark,
+            open_hours: file.open_hours.into_iter().collect(),
+            dedup_keys: file
+                .dedup_keys
+                .into_iter()
+                .map(|k| ((k.order_id, k.status), k.first_event_time))
+                .collect(),
+        })
+    }
+
+    /// Writes the state for `bronze_version` durably; it becomes current only with the commit.
+    pub(super) fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), FlowError> {
+        let mut keys: Vec<DedupKey> = self
+            .dedup_keys
+            .iter()
+            .map(|((order_id, status), t)| DedupKey {
+                order_id: *order_id,
+                status: status.clone(),
+                first_event_time: *t,
+            })
+            .collect();
+        keys.sort_by(|a, b| (a.order_id, &a.status).cmp(&(b.order_id, &b.status)));
+        let file = StateFile {
+            bronze_version,
+            dedup: self.dedup,
+            watermark: self.watermark,
+            open_hours: self.open_hours.iter().map(|(h, t)| (*h, *t)).collect(),
+            dedup_keys: keys,
+        };
+        state::save(dir, bronze_version, &file)
+    }
+
+    /// One placed event, read in order; returns why it was dropped, if it was.
+    pub(super) fn add(
+        &mut self,
+        order_id: i64,
+        status: &str,
+        amount_cents: i128,
+        event_time: i64,
+        before: Option<i64>,
+    ) -> Option<DropReason> {
+        let hour = event_time.div_euclid(HOUR_MICROS) * HOUR_MICROS;
+        if self.dedup {
+            // dropDuplicatesWithinWatermark drops what is at or behind the watermark.
+            if before.is_some_and(|w| event_time <= w) {
+                return Some(DropReason::Late);
+            }
+            let key = (order_id, status.to_string());
+            if self.dedup_keys.contains_key(&key) {
+                return Some(DropReason::Duplicate);
+            }
+            self.dedup_keys.insert(key, event_time);
+        } else if before.is_some_and(|w| hour + HOUR_MICROS <= w) {
+            // The window aggregation drops an event whose hour the watermark has closed.
+            return Some(DropReason::Late);
+        }
+        let total = self.open_hours.entry(hour).or_default();
+        total.orders += 1;
+        total.revenue_cents += amount_cents;
+        None
+    }
+
+    /// Moves the watermark and pops every hour it closes, oldest first.
+    pub(super) fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
+        if let Some(latest) = latest_event_time {
+            let candidate = latest - self.delay;
+            self.watermark = Some(self.watermark.map_or(candidate, |w| w.max(candidate)));
+        }
+        let Some(watermark) = self.watermark else {
+            return vec![];
+        };
+        self.dedup_keys
+            .retain(|_, first| watermark < *first + self.delay);
+        let still_open = self.open_hours.split_off(&(watermark - HOUR_MICROS + 1));
+        std::mem::replace(&mut self.open_hours, still_open)
+            .into_iter()
+            .collect()
+    }
+}
+
+/// One state folder's state kept: the version, the stamp of its file, the state parsed.
+struct Kept {
+    version: i64,
+    file: (u64, SystemTime),
+    state: Arc<GoldState>,
+}
+
+/// The kept states, by state folder (one per lab).
+static KEPT: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Default::default);
+
+fn kept_states() -> MutexGuard<'static, HashMap<PathBuf, Kept>> {
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The state kept for `dir` if it is the one in `version`'s file as the file is now; `take`
+/// removes it from memory.
+fn kept(dir: &Path, version: i64, take: bool) -> Option<Arc<GoldState>> {
+    let now = state::stamp(dir, version)?;
+    let mut states = kept_states();
+    let held = states.get(dir)?;
+    if held.version != version || held.file != now {
+        return None;
+    }
+    match take {
+        true => states.remove(dir).map(|k| k.state),
+        false => Some(held.state.clone()),
+    }
+}
+
+fn keep(dir: &Path, version: i64, state: Arc<GoldState>) {
+    if let Some(file) = state::stamp(dir, version) {
+        kept_states().insert(
+            dir.to_path_buf(),
+            Kept {
+                version,
+                file,
+                state,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(hh: i64, mm: i64) -> i64 {
+        // 2026-10-01T00:00:00Z
+        1_790_812_800_000_000 + hh * HOUR_MICROS + mm * 60_000_000
+    }
+
+    /// Feeds runs of (order_id, hh, mm, cents) and returns the hours written, in order.
+    fn play(dedup: bool, runs: &[&[(i64, i64, i64, i128)]]) -> Vec<(i64, HourTotal)> {
+        let mut state = GoldState::new(dedup);
+        let mut written = vec![];
+        for events in runs {
+            let before = state.watermark;
+            let mut latest = None;
+            for &(id, hh, mm, cents) in *events {
+                latest = Some(latest.map_or(t(hh, mm), |l: i64| l.max(t(hh, mm))));
+                state.add(id, "placed", cents, t(hh, mm), before);
+            }
+            written.extend(state.advance(latest));
+        }
+        written
+    }
+
+    const COURSE: [&[(i64, i64, i64, i128)]; 6] = [
+        &[(1001, 9, 5, 2500), (1002, 9, 20, 1850), (1003, 9, 45, 2500)],
+        &[(1004, 10, 5, 3000), (1007, 10, 40, 2500)],
+        &[(1005, 11, 5, 1825)],
+        &[(1005, 11, 5, 1825)],
+        &[(1006, 9, 50, 2200), (1008, 12, 10, 4000)],
+        &[(1009, 13, 20, 3000)],
+    ];
+
+    #[test]
+    fn course_with_dedup_matches_the_seed() {
+        let written = play(true, &COURSE);
+        let hours: Vec<_> = written
+            .iter()
+            .map(|(h, t)| (*h, t.orders, t.revenue_cents))
+            .collect();
+        assert_eq!(
+            hours,
+            vec![(t(9, 0), 3, 6850), (t(10, 0), 2, 5500), (t(11, 0), 1, 1825)]
+        );
+    }
+
+    #[test]
+    fn course_without_dedup_counts_1005_twice() {
+        let written = play(false, &COURSE);
+        assert_eq!(
+            written[2].1,
+            HourTotal {
+                orders: 2,
+                revenue_cents: 3650
+            }
+        );
+        assert_eq!(written[0].1.orders, 3, "1006 is late for 09:00 either way");
+    }
+
+    #[test]
+    fn everything_in_one_run_is_on_time() {
+        let all: Vec<_> = COURSE.iter().flat_map(|r| r.iter().copied()).collect();
+        let written = play(true, &[&all]);
+        assert_eq!(
+            written[0].1,
+            HourTotal {
+                orders: 4,
+                revenue_cents: 9050
+            }
+        );
+        assert_eq!(written.len(), 3);
+    }
+
+    /// A state with one placed event, saved as version 7 in `dir`.
+    fn saved_state(dir: &Path) -> GoldState {
+        let mut state = GoldState::new(true);
+        state.add(1, "placed", 100, t(9, 5), None);
+        state.advance(Some(t(9, 5)));
+        state.save(dir, 7).unwrap();
+        state
+    }
+
+    #[test]
+    fn a_kept_state_is_used_only_while_its_file_is_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = saved_state(dir.path());
+        state.clone().kept_as(dir.path(), 7);
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        // Taken by that run: the next one (the run failed) reads the file.
+        assert!(kept(dir.path(), 7, false).is_none());
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        // Another process (or a reset and new runs) wrote that version again: the file wins.
+        state.clone().kept_as(dir.path(), 7);
+        let mut other = GoldState::new(true);
+        other.add(2, "placed", 300, t(10, 5), None);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        other.save(dir.path(), 7).unwrap();
+        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), other);
+        // A version other than the kept one is read from its file.
+        other.clone().kept_as(dir.path(), 7);
+        state.save(dir.path(), 8).unwrap();
+        assert_eq!(GoldState::restore(dir.path(), 8).unwrap(), state);
+    }
+
+    #[test]
+    fn state_survives_a_save_and_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = saved_state(dir.path());
+        assert_eq!(GoldState::load(dir.path(), 7).unwrap(), state);
+    }
+}

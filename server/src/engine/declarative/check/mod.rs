@@ -1,0 +1,25 @@
+//! The pipeline's check, after each run and with `reckon pipeline check`: what the flows wrote,
+//! recomputed from what they read by code of its own. `cdc.rs`: every AUTO CDC target against
+//! all its change events; `unique.rs`: every `reckon.dropDuplicates` table against its source.
+
+mod cdc;
+mod unique;
+
+pub use cdc::Scope;
+
+use app::model::CheckLine;
+
+use super::graph::Graph;
+use crate::engine::flow::FlowContext;
+use crate::engine::flow::FlowError;
+
+/// The check's lines for a project's tables, one per table it can check.
+pub async fn check(
+    cx: &FlowContext,
+    graph: &Graph,
+    scope: Scope,
+) -> Result<Vec<CheckLine>, FlowError> {
+    let mut lines = unique::tables(cx, graph).await?;
+    lines.extend(cdc::targets(cx, graph, scope).await?);
+    Ok(lines)
+}

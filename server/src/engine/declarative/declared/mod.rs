@@ -1,0 +1,382 @@
+//! A flow of a declarative pipeline, in the four steps every flow has:
+//!
+//! - restore: the target table and its committed state (what each of its flows has read, the
+//!   keys `reckon.dropDuplicates` has seen), named by the `txn` version of its last commit;
+//! - read: the new files and table versions (streaming reads), or everything (a materialized
+//!   view whose inputs changed); nothing new and the flow is idle;
+//! - process: the query in DataFusion, then duplicates and expectations (`expectations.rs`);
+//! - commit: the state file, the quarantined rows, then the rows with the new `txn` version in
+//!   one Delta commit (the quarantine's own `txn` makes a rerun after a crash skip it).
+
+pub mod cdc;
+mod columns;
+mod expectations;
+mod quarantine;
+mod session;
+pub mod sources;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use app::model::FlowRun;
+use arrow::compute::concat_batches;
+use arrow::datatypes::Schema;
+use datafusion::prelude::SessionContext;
+use deltalake::DeltaTable;
+use deltalake::kernel::Transaction;
+use deltalake::operations::write::SchemaMode;
+use deltalake::protocol::SaveMode;
+use serde::{Deserialize, Serialize};
+
+pub use expectations::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
+use expectations::{Origin, Sorted};
+pub use quarantine::quarantine_app_id;
+use session::Bounds;
+use sources::{Progress, Registered};
+
+use super::graph::{FlowKind, FlowSpec};
+use super::parse::Dataset;
+use super::sql::Source;
+use crate::engine::flow::FlowError;
+use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::state;
+use crate::engine::tables::{self, TableError};
+
+/// What a target table remembers between runs, committed with its rows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TableState {
+    /// Per flow writing the table: what it has read.
+    pub flows: BTreeMap<String, Progress>,
+    /// Keys `reckon.dropDuplicates` has seen, rows dropped by a rule included.
+    pub seen: std::collections::BTreeSet<String>,
+    /// An AUTO CDC target's keys, type and tracked columns, fixed until a full refresh.
+    #[serde(default)]
+    pub cdc: Option<cdc::Shape>,
+}
+
+/// The `txn` app id of a table's commits; its version names the state file.
+fn app_id(table: &str) -> String {
+    format!("reckon/{table}")
+}
+
+/// Where a table's state files live (a full refresh removes the folder).
+pub fn state_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
+    cx.state_dir.join("pipeline").join(table)
+}
+
+/// Where an AUTO CDC target's committed change events live.
+pub fn events_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
+    state_dir(cx, table).join("events")
+}
+
+/// The `txn` version of a table's last commit by its flows (0 before the first): it names the
+/// state that commit made current.
+pub async fn committed(table: &DeltaTable, name: &str) -> Result<i64, FlowError> {
+    Ok(tables::txn_version(table, &app_id(name))
+        .await?
+        .unwrap_or(0))
+}
+
+/// One flow of a project's graph, run by the runner.
+pub struct Declared<'a> {
+    pub flow: &'a FlowSpec,
+    pub target: &'a Dataset,
+    /// The history's run id, for the quarantine's `run` column.
+    pub run: Option<i64>,
+}
+
+pub struct Restored {
+    table: Option<DeltaTable>,
+    committed: i64,
+    state: TableState,
+    /// An AUTO CDC flow's committed events.
+    events_dir: std::path::PathBuf,
+}
+
+pub struct New {
+    ctx: SessionContext,
+    bounds: Bounds,
+    progress: Progress,
+}
+
+pub struct Output {
+    written: Written,
+    progress: Progress,
+}
+
+/// Rows to add or to replace the dataset with, or an AUTO CDC flow's changes.
+enum Written {
+    Rows(Sorted),
+    Changes(cdc::Applied),
+}
+
+#[async_trait::async_trait]
+impl Flow for Declared<'_> {
+    type State = Restored;
+    type Input = New;
+    type Output = Output;
+    type Done = ();
+
+    fn name(&self) -> &str {
+        &self.flow.name
+    }
+
+    fn target(&self) -> Option<&str> {
+        Some(&self.flow.target)
+    }
+
+    async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Restored, FlowError> {
+        let table = cx
+            .tables
+            .open_for(&self.flow.target, &self.flow.name)
+            .await?;
+        let committed = match &table {
+            Some(t) => committed(t, &self.flow.target).await?,
+            None => 0,
+        };
+        let state = match committed {
+            0 => TableState::default(),
+            v => state::load(&state_dir(cx, &self.flow.target), v)?,
+        };
+        Ok(Restored {
+            table,
+            committed,
+            state,
+            events_dir: events_dir(cx, &self.flow.target),
+        })
+    }
+
+    async fn read(
+        &mut self,
+        cx: &FlowContext,
+        restored: &Restored,
+        event: &mut FlowRun,
+    ) -> Result<Option<New>, FlowError> {
+        let ctx = Bounds::DEFAULT.session();
+        let mut progress = restored
+            .state
+            .flows
+            .get(&self.flow.name)
+            .cloned()
+            .unwrap_or_default();
+        let mut registered = Registered::default();
+        sources::register_flow(&ctx, cx, self.flow, &mut progress, &mut registered).await?;
+        event.figures.files = std::mem::take(&mut registered.files);
+        event.figures.source_versions = registered.source_versions.clone();
+        let fresh = restored.table.is_none();
+        // A changed definition: a materialized view is recomputed, a streaming flow applies its
+        // new query to new rows (PIPELINES §2).
+        let definition = self.flow.definition(self.target);
+        let changed = progress.definition.as_ref() != Some(&definition);
+        event.figures.definition_changed = changed && progress.definition.is_some();
+        progress.definition = Some(definition);
+        let recompute = self.flow.kind == FlowKind::Materialize && (fresh || changed);
+        if !registered.anything_new && !recompute {
+            return Ok(None);
+        }
+        // A first computation over a table no run has written yet (nothing landed upstream)
+        // would query a table without columns: it waits, idle, until every input exists.
+        if fresh && !registered.unwritten.is_empty() {
+            return Ok(None);
+        }
+        event.figures.rows_read = registered.new_rows;
+        let bounds = Bounds::reading(registered.bytes);
+        Ok(Some(New {
+            ctx,
+            bounds,
+            progress,
+        }))
+    }
+
+    async fn process(
+        &mut self,
+        restored: &mut Restored,
+        new: New,
+        event: &mut FlowRun,
+    ) -> Result<Output, FlowError> {
+        let target = self.flow.target.as_str();
+        let df = new
+            .ctx
+            .sql(&self.flow.query.sql)
+            .await
+            .map_err(|source| TableError::Query {
+                table: target.to_string(),
+                source,
+            })?;
+        let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
+        let batches = new.bounds.collect(df, target).await?;
+        if self.flow.kind == FlowKind::Materialize {
+            event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
+        }
+        let rows = concat_batches(&schema, &batches).map_err(|source| TableError::Arrow {
+            table: target.to_string(),
+            source,
+        })?;
+        let origin = Origin {
+            run: self.run,
+            table: target,
+            flow: &self.flow.name,
+            source_table: streamed_table(self.flow),
+        };
+        if let Some(spec) = &self.flow.cdc {
+            let shape = cdc::Shape::of(spec);
+            match &restored.state.cdc {
+                Some(before) if !before.same_target(&shape) => {
+                    return Err(FlowError::Refused(format!(
+                        "{target} was made with {before}; flow {} now asks for {shape}: \
+                         run with --full-refresh {target} to rebuild it",
+                        self.flow.name
+                    )));
+                }
+                _ => restored.state.cdc = Some(shape),
+            }
+            let version = restored.committed + 1;
+            let applied = cdc::apply(spec, rows, version, &restored.events_dir, &origin)?;
+            for (stage, ms) in &applied.stages_ms {
+                event.figures.stages_ms.insert(stage.to_string(), *ms);
+            }
+            event.figures.rows_dropped = applied
+                .quarantined
+                .as_ref()
+                .map_or(0, |q| q.num_rows() as u64);
+            return Ok(Output {
+                written: Written::Changes(applied),
+                progress: new.progress,
+            });
+        }
+        let (rows, duplicates) = match self.target.properties.get("reckon.dropDuplicates") {
+            Some(keys) => {
+                let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
+                expectations::drop_duplicates(&rows, &keys, &mut restored.state.seen, target)?
+            }
+            None => (rows, 0),
+        };
+        let sorted = expectations::apply(rows, &self.target.expectations, &origin).await?;
+        event.figures.rows_duplicate = duplicates;
+        event.figures.rows_dropped = sorted.dropped;
+        event.figures.expectations = sorted.rules.clone();
+        Ok(Output {
+            written: Written::Rows(sorted),
+            progress: new.progress,
+        })
+    }
+
+    async fn commit(
+        &mut self,
+        cx: &FlowContext,
+        restored: Restored,
+        output: Output,
+        event: &mut FlowRun,
+    ) -> Result<(), FlowError> {
+        let target = &self.flow.target;
+        let version = restored.committed + 1;
+        let mut state = restored.state;
+        state.flows.insert(self.flow.name.clone(), output.progress);
+        let dir = state_dir(cx, target);
+        state::save(&dir, version, &state)?;
+        let sorted = match output.written {
+            Written::Rows(sorted) => sorted,
+            Written::Changes(applied) => {
+                let flow = &self.flow.name;
+                return commit_changes(cx, restored.table, version, applied, event, (flow, target))
+                    .await;
+            }
+        };
+        if let Some(quarantined) = sorted.quarantined {
+            quarantine::write(cx, target, version, quarantined).await?;
+        }
+        let rows = expectations::visible(&sorted.kept).map_err(|source| TableError::Arrow {
+            table: target.clone(),
+            source,
+        })?;
+        let written = rows.num_rows() as u64;
+        let table = match restored.table {
+            Some(t) => t,
+            None => {
+                cx.tables
+                    .create_for(target, rows.schema().as_ref(), &self.flow.name)
+                    .await?
+            }
+        };
+        let progress = vec![Transaction::new(app_id(target), version)];
+        // Flows feeding one table may give different columns: the table takes their union by
+        // name (PIPELINES §2), what a flow lacks is NULL. A materialized view is replaced whole.
+        let (rows, save, schema) = match self.flow.kind {
+            FlowKind::Append => (
+                columns::align(&table, rows, target, &self.flow.name)?,
+                SaveMode::Append,
+                SchemaMode::Merge,
+            ),
+            FlowKind::Materialize | FlowKind::AutoCdc => {
+                (rows, SaveMode::Overwrite, SchemaMode::Overwrite)
+            }
+        };
+        let committed = tables::commit_properties(&table, progress);
+        // One partition, so one file in the rows' order: a stream of this table reads its rows
+        // in landing order (several writers would store them in several files, in the order
+        // the writers finished).
+        let table = table
+            .write(vec![rows])
+            .with_session_state(tables::in_order_writes())
+            .with_save_mode(save)
+            .with_schema_mode(schema)
+            .with_commit_properties(committed)
+            .await
+            .map_err(|source| TableError::Delta {
+                table: target.clone(),
+                source,
+            })?;
+        event.figures.rows_written = written;
+        event.figures.table_version = Some(tables::version(&table));
+        state::remove_old(&dir, version);
+        Ok(())
+    }
+}
+
+/// Commits an AUTO CDC flow's run: its events, its quarantined rows, then the target's rows.
+async fn commit_changes(
+    cx: &FlowContext,
+    table: Option<DeltaTable>,
+    version: i64,
+    applied: cdc::Applied,
+    event: &mut FlowRun,
+    (flow, target): (&str, &str),
+) -> Result<(), FlowError> {
+    let writing = std::time::Instant::now();
+    let dir = state_dir(cx, target);
+    let events_dir = events_dir(cx, target);
+    cdc::events::save(&events_dir, version, &applied.events)?;
+    if let Some(quarantined) = applied.quarantined.clone() {
+        quarantine::write(cx, target, version, quarantined).await?;
+    }
+    let table = match table {
+        Some(t) => t,
+        None => {
+            let schema = applied.rewrite.rows.schema();
+            cx.tables.create_for(target, schema.as_ref(), flow).await?
+        }
+    };
+    let progress = Transaction::new(app_id(target), version);
+    let (table, upserted, deleted) =
+        cdc::merge::write(table, applied.rewrite, &applied.spec, progress, target).await?;
+    event.figures.rows_upserted = upserted;
+    event.figures.rows_deleted = deleted;
+    let written = writing.elapsed().as_millis() as u64;
+    event.figures.stages_ms.insert("write".into(), written);
+    event.figures.rows_written = upserted + deleted;
+    event.figures.table_version = Some(tables::version(&table));
+    state::remove_old(&dir, version);
+    cdc::events::remove_after(&events_dir, version);
+    Ok(())
+}
+
+/// The one table a flow streams from, if it streams from exactly one (for the quarantine).
+fn streamed_table(flow: &FlowSpec) -> Option<&str> {
+    let mut tables = flow.query.reads.iter().filter_map(|r| match &r.source {
+        Source::Table(t) if r.stream => Some(t.as_str()),
+        _ => None,
+    });
+    let first = tables.next();
+    first.filter(|_| tables.next().is_none())
+}
