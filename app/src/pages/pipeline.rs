@@ -121,12 +121,13 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         ),
     };
     let ran = n.status.is_some() || n.counted_run.is_some();
-    let figures = ran
-        .then(|| format!("in {} · out {}", n.rows_in, n.rows_out))
-        .unwrap_or_default();
-    let dropped = ran
-        .then(|| format!("{} duplicates · {} by rules", n.duplicates, n.dropped))
-        .unwrap_or_default();
+    let (figures, dropped) = match ran {
+        true => (
+            format!("in {} · out {}", n.rows_in, n.rows_out),
+            format!("{} duplicates · {} by rules", n.duplicates, n.dropped),
+        ),
+        false => (String::new(), String::new()),
+    };
     let counted_at = n.counted_run.map(|run| {
         format!("the last run had nothing new for it: counts of run #{run}, started {when}")
     });
