@@ -313,3 +313,22 @@ pub struct NewToken {
     pub role: Role,
     pub token: String,
 }
+
+/// What the server announces on a lab's live stream (`/api/live`), one server-sent event each,
+/// as `{"event": "run-started"}`: the pages that show it fetch it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Announcement {
+    RunStarted,
+    RunFinished,
+    /// Events were sent to the lab's topic.
+    Sent,
+    Reset,
+    Settings,
+    /// Files landed in the lab's `landing/` folder.
+    Landed,
+    /// The lab's pipeline code changed.
+    Code,
+    /// The stream missed some announcements: every page fetches again.
+    Lagged,
+}

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::engine::declarative::declared;
 use crate::engine::declarative::graph::FlowKind;
 use crate::engine::declarative::sql::Format;
-use crate::engine::declarative::{example, history};
+use crate::engine::declarative::{example, key_history};
 use crate::service::lab::Lab;
 
 #[derive(Subcommand)]
@@ -216,7 +216,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             return Ok(ExitCode::from(u8::from(check(lab, &graph, false).await?)));
         }
         PipelineCommand::History { table, key, json } => {
-            let history = history::key_history(&lab.flows(), &table, &key).await?;
+            let history = key_history::key_history(&lab.flows(), &table, &key).await?;
             if json {
                 println!("{}", serde_json::to_string(&history)?);
                 return Ok(ExitCode::SUCCESS);

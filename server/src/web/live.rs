@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use app::api::{Access, ApiError};
+use app::model::Announcement;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -79,7 +80,7 @@ struct Listener {
     state: AppState,
     headers: HeaderMap,
     params: Params,
-    receiver: tokio::sync::broadcast::Receiver<String>,
+    receiver: tokio::sync::broadcast::Receiver<Announcement>,
     _held: Share<Vec<u8>>,
 }
 
@@ -108,10 +109,10 @@ impl Listener {
                 }
             };
             let data = match message {
-                Ok(data) => data,
+                Ok(announced) => data(announced),
                 // Missed some: one message makes the page reload all the same.
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    "{\"event\":\"lagged\"}".to_string()
+                    data(Announcement::Lagged)
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
             };
@@ -128,4 +129,9 @@ impl Listener {
             .await
             .is_ok()
     }
+}
+
+/// An announcement as the stream sends it: `{"event": "run-started"}`.
+fn data(announced: Announcement) -> String {
+    serde_json::to_string(&announced).unwrap_or_else(|_| "{\"event\":\"lagged\"}".into())
 }

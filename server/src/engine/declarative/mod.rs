@@ -7,6 +7,6 @@ pub mod declared;
 pub mod example;
 pub mod files;
 pub mod graph;
-pub mod history;
+pub mod key_history;
 pub mod parse;
 pub mod sql;

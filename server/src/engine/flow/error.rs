@@ -48,8 +48,38 @@ pub enum FlowError {
     State { path: String, detail: String },
     #[error("{path}: {detail}")]
     File { path: String, detail: String },
-    /// A flow of a declarative pipeline refused its input (a rule that fails the update, a
-    /// type clash, a read it may not make); the message names the table and what broke.
+    /// A flow of a declarative pipeline refused its input, of one of the kinds [`Refusal`]
+    /// names; its message names the table and what broke.
     #[error("{0}")]
-    Refused(String),
+    Refused(#[from] Refusal),
+}
+
+/// Why a declarative flow (or a question about one) was refused: the pages and the API match on
+/// the kind, never on the text, which names the table and what broke.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// An `ON VIOLATION FAIL UPDATE` expectation failed on a row: nothing was written.
+    #[error("{0}")]
+    ExpectationFailed(String),
+    /// A column a flow gives, or a clause names, does not fit the table or is not there.
+    #[error("{0}")]
+    SchemaClash(String),
+    /// An AUTO CDC target's shape changed since it was made: a full refresh rebuilds it.
+    #[error("{0}")]
+    CdcShapeChanged(String),
+    /// A full refresh the project does not allow.
+    #[error("{0}")]
+    Refresh(String),
+    /// A flow's query past a bound of its run (time, rows).
+    #[error("{0}")]
+    Bound(String),
+    /// A flow's query does not resolve (names, columns, types), at its place.
+    #[error("{0}")]
+    Unresolved(String),
+    /// Asked about a table or key that is not there, or not of the kind asked.
+    #[error("{0}")]
+    NotFound(String),
+    /// A flow of the run failed: its error, as the event log has it.
+    #[error("{0}")]
+    FlowFailed(String),
 }

@@ -20,7 +20,7 @@ use crate::process::cpu::{self, Clock};
 
 mod error;
 
-pub use error::FlowError;
+pub use error::{FlowError, Refusal};
 
 /// What a flow may touch: the lab's tables, its topic, its state folder, and the crash point a
 /// test set. The lab hands this down; flows never see the lab.

@@ -22,9 +22,7 @@ pub fn inserted(
         table: name.clone(),
         source,
     };
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(delta)?;
+    super::know(ctx, table)?;
     let cdf = table
         .clone()
         .scan_cdf()

@@ -23,11 +23,13 @@ mod cutter;
 mod kept;
 mod named;
 mod order;
+mod session;
 mod txns;
 pub mod vacuum;
 mod writes;
 
 pub use order::{in_order, in_order_writes};
+pub use session::{know, provider, query, read_files, register, session};
 pub use writes::{
     CHECKPOINT_INTERVAL, append, commit_files, commit_properties, writer, writer_properties,
 };
@@ -345,68 +347,6 @@ pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>
         source,
     };
     txns::version(table, app_id).await.map_err(delta)
-}
-
-/// Runs `sql` in `ctx` and collects its rows; an error names `what` the query was about.
-pub async fn query(
-    ctx: &datafusion::prelude::SessionContext,
-    what: &str,
-    sql: &str,
-) -> Result<Vec<arrow::record_batch::RecordBatch>, TableError> {
-    let error = |source| TableError::Query {
-        table: what.to_string(),
-        source,
-    };
-    ctx.sql(sql)
-        .await
-        .map_err(error)?
-        .collect()
-        .await
-        .map_err(error)
-}
-
-/// Every row of the Parquet files `uris` (of a table's files); an error names `what` they are.
-pub async fn read_files(
-    uris: &[String],
-    what: &str,
-) -> Result<Vec<arrow::record_batch::RecordBatch>, TableError> {
-    if uris.is_empty() {
-        return Ok(vec![]);
-    }
-    let error = |source| TableError::Query {
-        table: what.to_string(),
-        source,
-    };
-    let ctx = datafusion::prelude::SessionContext::new();
-    let options = datafusion::prelude::ParquetReadOptions::default();
-    ctx.read_parquet(uris.to_vec(), options)
-        .await
-        .map_err(error)?
-        .collect()
-        .await
-        .map_err(error)
-}
-
-/// A session in which `alias` reads the table as it is now.
-pub async fn session(
-    table: &DeltaTable,
-    alias: &str,
-) -> Result<datafusion::prelude::SessionContext, TableError> {
-    let name = table_name(table);
-    let ctx = datafusion::prelude::SessionContext::new();
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(|source| TableError::Delta {
-            table: name.clone(),
-            source,
-        })?;
-    let query = |source| TableError::Query {
-        table: name.clone(),
-        source,
-    };
-    let provider = table.table_provider().await.map_err(query)?;
-    ctx.register_table(alias, provider).map_err(query)?;
-    Ok(ctx)
 }
 
 /// The table's name: the last part of its folder.

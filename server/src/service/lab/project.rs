@@ -8,7 +8,7 @@ use std::path::Path;
 use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 
 use super::{Lab, LabError};
-use crate::engine::flow::FlowError;
+use crate::engine::flow::Refusal;
 use crate::engine::flow::Runner;
 use deltalake::kernel::Transaction;
 
@@ -74,7 +74,7 @@ impl Lab {
         started: impl FnOnce(Option<i64>),
     ) -> Result<ProjectRun, LabError> {
         if let Some(refusal) = graph.refresh_refused(full_refresh) {
-            return Err(LabError::Flow(FlowError::Refused(refusal)));
+            return Err(LabError::Flow(Refusal::Refresh(refusal).into()));
         }
         let _lock = self.lock()?;
         // Every flow analysed before anything is written: one that does not resolve refuses
@@ -108,7 +108,7 @@ impl Lab {
             }
         }
         let events = runner.into_events();
-        let error = first_error(&events).map(|m| LabError::Flow(FlowError::Refused(m)));
+        let error = first_error(&events).map(|m| LabError::Flow(Refusal::FlowFailed(m).into()));
         let checking = std::time::Instant::now();
         let findings = match check::check(&self.flows(), graph, check::Scope::LastRun).await {
             Ok(lines) => lines,

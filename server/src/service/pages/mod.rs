@@ -9,13 +9,13 @@ pub mod hours;
 pub mod last_run;
 pub mod pipeline;
 pub mod produce;
+pub mod project_files;
 pub mod project_freshness;
 pub mod quality;
 pub mod runs;
 pub mod tables;
 pub mod topic;
 pub mod whatif;
-pub mod workspace;
 
 use app::api::ApiError;
 

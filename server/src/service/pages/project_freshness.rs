@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Date32Type, Int64Type};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::last_run::said_of_last_run;
-use super::workspace::landing;
+use super::project_files::landing;
 use crate::engine::declarative::declared::QUARANTINE;
 use crate::engine::declarative::graph::Graph;
 use crate::engine::declarative::parse::Kind;

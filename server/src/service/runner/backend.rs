@@ -7,13 +7,14 @@ use chrono::Utc;
 
 use super::LabRunner;
 use crate::engine::course::check::{Check, Report, committed_report};
-use crate::engine::declarative::{example, history};
-use crate::engine::flow::FlowError;
+use crate::engine::declarative::{example, key_history};
 use crate::engine::flow::Runner;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::scenario::Scenario;
 use crate::service::error::{failed, refused};
 use crate::service::pages::{
-    consumers, freshness, hours, pipeline, produce, quality, runs, tables, topic, whatif, workspace,
+    consumers, freshness, hours, pipeline, produce, project_files, quality, runs, tables, topic,
+    whatif,
 };
 
 #[async_trait::async_trait]
@@ -154,7 +155,7 @@ impl Backend for LabRunner {
         if arrival_on {
             self.arrival_watched().await;
         }
-        self.announce("settings");
+        self.announce(Announcement::Settings);
         self.settings().await
     }
 
@@ -164,7 +165,7 @@ impl Backend for LabRunner {
         let own_topic = self.lab.config.lab != DEFAULT_LAB;
         self.cool();
         self.lab.reset(own_topic).await.map_err(failed)?;
-        self.announce("reset");
+        self.announce(Announcement::Reset);
         self.settings().await
     }
 
@@ -173,7 +174,7 @@ impl Backend for LabRunner {
     }
 
     async fn code(&self) -> Result<ProjectCode, ApiError> {
-        workspace::code(&self.lab)
+        project_files::code(&self.lab)
     }
 
     async fn save_file(&self, path: &str, text: &str) -> Result<ProjectCode, ApiError> {
@@ -190,10 +191,10 @@ impl Backend for LabRunner {
         .await
         .map_err(|e| ApiError::Failed(format!("saving the file: {e}")))?
         .map_err(refused)?;
-        self.announce("code");
+        self.announce(Announcement::Code);
         Ok(ProjectCode {
             validation: read.validation,
-            ..workspace::code(&self.lab)?
+            ..project_files::code(&self.lab)?
         })
     }
 
@@ -222,7 +223,7 @@ impl Backend for LabRunner {
     }
 
     async fn landing(&self) -> Result<Vec<LandedFile>, ApiError> {
-        workspace::landing(&self.lab).await.map_err(failed)
+        project_files::landing(&self.lab).await.map_err(failed)
     }
 
     async fn land_example(
@@ -262,10 +263,11 @@ impl Backend for LabRunner {
     }
 
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError> {
-        history::key_history(&self.lab.flows(), table, key)
+        key_history::key_history(&self.lab.flows(), table, key)
             .await
             .map_err(|e| match e {
-                FlowError::Refused(m) => ApiError::field("key", m),
+                // No such table or key: the question's, not the server's.
+                FlowError::Refused(Refusal::NotFound(m)) => ApiError::field("key", m),
                 other => failed(other),
             })
     }

@@ -5,17 +5,17 @@
 mod arrival;
 mod backend;
 pub mod child;
+mod files;
 pub mod reader;
 mod running;
 mod runs;
 pub mod settings;
 pub mod worker;
-mod workspace;
 
 use std::sync::{Arc, Mutex};
 
 use app::api::ApiError;
-use app::model::{Sent, SentAt};
+use app::model::{Announcement, Sent, SentAt};
 use tokio::sync::{Semaphore, broadcast};
 use tokio::task::JoinHandle;
 
@@ -33,7 +33,7 @@ pub struct LabRunner {
     settings: SettingsStore,
     running: Mutex<Option<Running>>,
     /// Announcements for `/api/live`: run-started, run-finished, sent, reset, settings.
-    live: broadcast::Sender<String>,
+    live: broadcast::Sender<Announcement>,
     /// The schedule's task while the server runs it.
     schedule_task: Mutex<Option<JoinHandle<()>>>,
     /// The landing folder's watcher task ("run when new files land") while the server runs it.
@@ -113,13 +113,13 @@ impl LabRunner {
     }
 
     /// Announcements for live pages.
-    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Announcement> {
         self.live.subscribe()
     }
 
-    fn announce(&self, what: &str) {
+    fn announce(&self, what: Announcement) {
         // Nobody listening is fine: the pages show the same when they load.
-        let _ = self.live.send(format!("{{\"event\":\"{what}\"}}"));
+        let _ = self.live.send(what);
     }
 
     /// Sends one checked event; with `and_run`, runs the pipeline after and waits for it.
@@ -134,7 +134,7 @@ impl LabRunner {
     }
 
     async fn sent(&self, sent: Vec<SentAt>, and_run: bool) -> Result<Sent, ApiError> {
-        self.announce("sent");
+        self.announce(Announcement::Sent);
         let run = match and_run {
             true => Some(self.start("send-and-run", true).await?),
             false => None,

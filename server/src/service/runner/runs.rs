@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use app::api::ApiError;
-use app::model::{RunStarted, RunStatus};
+use app::model::{Announcement, RunStarted, RunStatus};
 use tokio::sync::oneshot;
 
 use super::child;
@@ -51,11 +51,11 @@ impl LabRunner {
                 let announce = live.clone();
                 let started = move |id| {
                     let _ = id_tx.send(id);
-                    let _ = announce.send("{\"event\":\"run-started\"}".into());
+                    let _ = announce.send(Announcement::RunStarted);
                 };
                 // In a process of its own, within hard limits (`child.rs`).
                 let result = child::run(&lab, &warm, dedup, started, limits, cancel_rx).await;
-                let _ = live.send("{\"event\":\"run-finished\"}".into());
+                let _ = live.send(Announcement::RunFinished);
                 drop(ended);
                 let _ = done_tx.send(result);
             });

@@ -141,14 +141,7 @@ async fn read(
         table: name.to_string(),
         source,
     };
-    let delta = |source| TableError::Delta {
-        table: name.to_string(),
-        source,
-    };
-    table
-        .update_datafusion_session(&ctx.state())
-        .map_err(delta)?;
-    let provider = table.table_provider().await.map_err(|e| query_err(e))?;
+    let provider = crate::engine::tables::provider(ctx, &table).await?;
     let mut frame = ctx.read_table(provider).map_err(query_err)?;
     if let Some(columns) = needed(name) {
         frame = frame.select_columns(columns).map_err(query_err)?;

@@ -15,7 +15,7 @@ use crate::engine::declarative::declared::cdc::{self as cdc_flow, events};
 use crate::engine::declarative::graph::{DELETE, Graph};
 use crate::engine::declarative::parse::Scd;
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
 /// Which keys a check recomputes.
@@ -41,9 +41,11 @@ pub(super) fn scalar(
     column: &str,
     row: usize,
 ) -> Result<ScalarValue, FlowError> {
-    let array = batch
-        .column_by_name(column)
-        .ok_or_else(|| FlowError::Refused(format!("the change events have no column {column}")))?;
+    let array = batch.column_by_name(column).ok_or_else(|| {
+        FlowError::from(Refusal::SchemaClash(format!(
+            "the change events have no column {column}"
+        )))
+    })?;
     ScalarValue::try_from_array(array, row).map_err(|source| {
         FlowError::Table(TableError::Query {
             table: "the change events".into(),

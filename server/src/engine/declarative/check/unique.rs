@@ -17,7 +17,7 @@ use crate::engine::declarative::graph::{FlowKind, Graph};
 use crate::engine::declarative::parse::Violation;
 use crate::engine::declarative::sql::Source;
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
 fn query_error(table: &str) -> impl Fn(datafusion::error::DataFusionError) -> FlowError + '_ {
@@ -41,7 +41,9 @@ fn keys_of(
             .iter()
             .map(|k| {
                 let column = batch.column_by_name(k).ok_or_else(|| {
-                    FlowError::Refused(format!("{table} has no column {k} to check"))
+                    FlowError::from(Refusal::SchemaClash(format!(
+                        "{table} has no column {k} to check"
+                    )))
                 })?;
                 Ok(column.clone())
             })

@@ -8,7 +8,7 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use deltalake::DeltaTable;
 
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
 fn text(t: &DataType) -> bool {
@@ -36,12 +36,12 @@ pub fn align(
                 cast(c, field.data_type()).map_err(arrow)?
             }
             Some(c) => {
-                return Err(FlowError::Refused(format!(
+                return Err(FlowError::from(Refusal::SchemaClash(format!(
                     "{target}: flow {flow} gives column {} as {}, but the table holds it as {}",
                     field.name(),
                     c.data_type(),
                     field.data_type()
-                )));
+                ))));
             }
             None => new_null_array(field.data_type(), rows.num_rows()),
         };

@@ -17,7 +17,7 @@ use super::sources::VERSION;
 use crate::engine::declarative::files::decode::{FILE, LINE};
 use crate::engine::declarative::graph::DELETE;
 use crate::engine::declarative::parse::{Expectation, Violation};
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::TableError;
 
 /// The pipeline's quarantine table: the rows drop rules kept out, with why and where from.
@@ -93,9 +93,9 @@ pub fn drop_duplicates(
     let mut columns = vec![];
     for key in keys {
         let column = batch.column_by_name(key).ok_or_else(|| {
-            FlowError::Refused(format!(
+            FlowError::from(Refusal::SchemaClash(format!(
                 "{table}: reckon.dropDuplicates names column {key}, which its flows do not give"
-            ))
+            )))
         })?;
         columns.push(column.clone());
     }
@@ -151,13 +151,13 @@ pub async fn apply(
                     broken[row].push(&rule.name);
                 }
                 Violation::Fail => {
-                    return Err(FlowError::Refused(format!(
+                    return Err(FlowError::from(Refusal::ExpectationFailed(format!(
                         "{}: rule {} (ON VIOLATION FAIL UPDATE) failed on row {} from {}; nothing was written",
                         origin.table,
                         rule.name,
                         row_json(&batch, row)?,
                         source_of(&batch, row, origin)
-                    )));
+                    ))));
                 }
             }
         }

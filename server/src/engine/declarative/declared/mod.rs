@@ -39,7 +39,7 @@ use super::graph::{FlowKind, FlowSpec};
 use super::parse::Dataset;
 use super::sql::Source;
 use crate::engine::flow::FlowError;
-use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::flow::{Flow, FlowContext, Refusal};
 use crate::engine::state;
 use crate::engine::tables::{self, TableError};
 
@@ -223,11 +223,11 @@ impl Flow for Declared<'_> {
             let shape = cdc::Shape::of(spec);
             match &restored.state.cdc {
                 Some(before) if !before.same_target(&shape) => {
-                    return Err(FlowError::Refused(format!(
+                    return Err(FlowError::from(Refusal::CdcShapeChanged(format!(
                         "{target} was made with {before}; flow {} now asks for {shape}: \
                          run with --full-refresh {target} to rebuild it",
                         self.flow.name
-                    )));
+                    ))));
                 }
                 _ => restored.state.cdc = Some(shape),
             }

@@ -15,7 +15,7 @@ use deltalake::kernel::Transaction;
 
 use super::{QUARANTINE, app_id, quarantine_schema};
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
 /// What tells one quarantined row from another: all but the run that wrote it.
@@ -117,9 +117,11 @@ fn keys(batch: &RecordBatch) -> Result<Vec<String>, FlowError> {
         .iter()
         .map(|name| {
             let column = batch.column_by_name(name);
-            column
-                .cloned()
-                .ok_or_else(|| FlowError::Refused(format!("{QUARANTINE} has no column {name}")))
+            column.cloned().ok_or_else(|| {
+                FlowError::from(Refusal::SchemaClash(format!(
+                    "{QUARANTINE} has no column {name}"
+                )))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(row_keys(&columns, QUARANTINE)?)

@@ -23,7 +23,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::TableError;
 
 /// What one flow's query may take.
@@ -66,11 +66,11 @@ impl Bounds {
     pub async fn collect(&self, df: DataFrame, table: &str) -> Result<Vec<RecordBatch>, FlowError> {
         match tokio::time::timeout(self.time, self.rows(df, table)).await {
             Ok(rows) => rows,
-            Err(_) => Err(FlowError::Refused(format!(
+            Err(_) => Err(FlowError::from(Refusal::Bound(format!(
                 "{table}: the query ran past {} s, the most one flow may take (a join without a \
                  condition, or one that matches too much?)",
                 self.time.as_secs_f64()
-            ))),
+            )))),
         }
     }
 
@@ -85,11 +85,11 @@ impl Bounds {
             let batch = batch.map_err(query)?;
             bytes += size(&batch);
             if bytes > self.result {
-                return Err(FlowError::Refused(format!(
+                return Err(FlowError::from(Refusal::Bound(format!(
                     "{table}: the query's rows pass {} MiB, the most one flow may write at once \
                      (a join without a condition, or one that matches too much?)",
                     self.result >> 20
-                )));
+                ))));
             }
             rows.push(batch);
         }

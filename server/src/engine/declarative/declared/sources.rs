@@ -16,7 +16,7 @@ use crate::engine::declarative::files::{self, Stamp, schema};
 use crate::engine::declarative::graph::FlowSpec;
 use crate::engine::declarative::sql::{FlowQuery, Read, Source};
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
 /// The hidden column holding the table version a streamed row was committed in.
@@ -190,16 +190,7 @@ pub async fn register(
                         last != Some(current) || progress.born.get(name) != Some(&born);
                     progress.tables.insert(name.clone(), current);
                     progress.born.insert(name.clone(), born);
-                    let delta = |source| TableError::Delta {
-                        table: name.clone(),
-                        source,
-                    };
-                    table
-                        .update_datafusion_session(&ctx.state())
-                        .map_err(delta)?;
-                    let provider = table.table_provider().await.map_err(query_error(name))?;
-                    ctx.register_table(read.name.as_str(), provider)
-                        .map_err(query_error(name))?;
+                    tables::register(ctx, &table, read.name.as_str()).await?;
                     continue;
                 }
                 let first = last.map_or(0, |v| v + 1);
@@ -253,7 +244,11 @@ async fn changes(
     let versions = rows
         .column_by_name(VERSION)
         .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Int64Type>())
-        .ok_or_else(|| FlowError::Refused(format!("{name}: its change feed has no version")))?;
+        .ok_or_else(|| {
+            FlowError::from(Refusal::SchemaClash(format!(
+                "{name}: its change feed has no version"
+            )))
+        })?;
     let mut order: Vec<u32> = (0..rows.num_rows() as u32).collect();
     order.sort_by_key(|&i| versions.value(i as usize));
     let order = arrow::array::UInt32Array::from(order);

@@ -23,7 +23,7 @@ use crate::engine::declarative::graph::{FlowKind, FlowSpec, Graph};
 use crate::engine::declarative::parse::Place;
 use crate::engine::declarative::sql::{FlowQuery, Source};
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::state;
 use crate::engine::tables;
 
@@ -213,6 +213,6 @@ async fn stored_columns(cx: &FlowContext, name: &str) -> Option<SchemaRef> {
 
 impl From<Unresolved> for FlowError {
     fn from(e: Unresolved) -> Self {
-        FlowError::Refused(e.to_string())
+        FlowError::Refused(Refusal::Unresolved(e.to_string()))
     }
 }

@@ -18,7 +18,7 @@ use arrow::datatypes::{Field, Schema};
 
 use super::expectations::{self, Origin};
 use crate::engine::declarative::parse::{AutoCdc, ColumnList};
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::tables::TableError;
 use replay::{ARRIVAL, Spec};
 
@@ -85,10 +85,10 @@ pub fn spec(cdc: &AutoCdc, schema: &Schema) -> Result<Spec, FlowError> {
         .filter(|n| !n.starts_with("__"))
         .collect();
     let refuse = |what: &str, column: &str| {
-        FlowError::Refused(format!(
+        FlowError::from(Refusal::SchemaClash(format!(
             "AUTO CDC flow {} names {what} {column}, which {} does not give",
             cdc.name, cdc.source
-        ))
+        )))
     };
     for (what, list) in [("column", &cdc.columns), ("tracked column", &cdc.track)] {
         if let ColumnList::Only(names) | ColumnList::Except(names) = list

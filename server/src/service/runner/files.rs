@@ -2,11 +2,11 @@
 //! landing files, each announced so open pages refresh.
 
 use app::api::ApiError;
-use app::model::{LandedFile, PipelineKind, ProjectCode};
+use app::model::{Announcement, LandedFile, PipelineKind, ProjectCode};
 
 use super::LabRunner;
 use crate::service::error::{failed, refused};
-use crate::service::pages::workspace;
+use crate::service::pages::project_files;
 
 impl LabRunner {
     /// Switches the lab's pipeline; its tables go (when `confirm`), its landed files stay.
@@ -27,13 +27,13 @@ impl LabRunner {
             .await
             .map_err(|e| ApiError::Failed(format!("switching the pipeline: {e}")))?
             .map_err(refused)?;
-        self.announce("reset");
-        workspace::code(&self.lab)
+        self.announce(Announcement::Reset);
+        project_files::code(&self.lab)
     }
 
     /// The landing folder after files landed, announced.
     pub(super) async fn landed(&self) -> Result<Vec<LandedFile>, ApiError> {
-        self.announce("landed");
-        workspace::landing(&self.lab).await.map_err(failed)
+        self.announce(Announcement::Landed);
+        project_files::landing(&self.lab).await.map_err(failed)
     }
 }

@@ -15,7 +15,7 @@ use super::declared::{self, KEPT_FILE, KEPT_LINE, TableState};
 use super::files::decode::{FILE, LINE};
 use super::graph::DELETE;
 use crate::engine::flow::FlowContext;
-use crate::engine::flow::FlowError;
+use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::state;
 use crate::engine::tables::{self, TableError};
 
@@ -54,18 +54,22 @@ pub async fn key_history(
     key: &str,
 ) -> Result<KeyHistory, FlowError> {
     if !crate::engine::tables::is_table_name(target) {
-        return Err(FlowError::Refused(format!(
+        return Err(FlowError::from(Refusal::NotFound(format!(
             "table: {target:?} is not a table's name (letters, digits and _)"
-        )));
+        ))));
     }
-    let table = cx
-        .tables
-        .open_named(target)
-        .await?
-        .ok_or_else(|| FlowError::Refused(format!("{target} has not been written yet")))?;
+    let table = cx.tables.open_named(target).await?.ok_or_else(|| {
+        FlowError::from(Refusal::NotFound(format!(
+            "{target} has not been written yet"
+        )))
+    })?;
     let committed = declared::committed(&table, target).await?;
     let state_dir = declared::state_dir(cx, target);
-    let not_cdc = || FlowError::Refused(format!("{target} is not written by an AUTO CDC flow"));
+    let not_cdc = || {
+        FlowError::from(Refusal::NotFound(format!(
+            "{target} is not written by an AUTO CDC flow"
+        )))
+    };
     if committed == 0 {
         return Err(not_cdc());
     }
