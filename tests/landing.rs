@@ -264,19 +264,9 @@ async fn the_graph_counts_duplicates_and_keeps_counts_through_an_idle_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projects_numbers_are_final_through_the_day_its_setting_says() {
     let server = Server::new("landing-final").await;
-    let ann = server.create_lab("ann").await;
-    server
-        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+    let ann = server
+        .example_lab("ann", Some(json!({"days": "1-5"})))
         .await;
-    server
-        .ok(
-            "POST",
-            "/api/labs/ann/landing/example",
-            &ann,
-            json!({"days": "1-5"}),
-        )
-        .await;
-    server.run("ann", &ann).await;
     let said = || async {
         server
             .ok("GET", "/api/labs/ann/freshness", &ann, json!({}))
@@ -334,19 +324,9 @@ async fn a_projects_numbers_are_final_through_the_day_its_setting_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tables_page_filters_and_pages_a_tables_rows() {
     let server = Server::new("landing-rows").await;
-    let ann = server.create_lab("ann").await;
-    server
-        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
+    let ann = server
+        .example_lab("ann", Some(json!({"days": "1-30", "bad_rows": true})))
         .await;
-    server
-        .ok(
-            "POST",
-            "/api/labs/ann/landing/example",
-            &ann,
-            json!({"days": "1-30", "bad_rows": true}),
-        )
-        .await;
-    server.run("ann", &ann).await;
     let (server, ann) = (&server, ann.as_str());
     let table = |fields: String| async move {
         let request = Request::post("/fn/table")

@@ -132,15 +132,7 @@ async fn no_project_file_can_break_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_see_the_project_as_its_files_are_now() {
     let server = Server::with("projects-graph", true, 2).await;
-    let ann = server.create_lab("ann").await;
-    server
-        .ok_as(
-            "POST",
-            "/api/labs/ann/pipeline/example",
-            Some(&ann),
-            json!({}),
-        )
-        .await;
+    let ann = server.example_lab("ann", None).await;
     let graph = "/api/labs/ann/pipeline/graph";
     let names = |answer: &Value| -> Vec<String> {
         answer["nodes"]
@@ -187,11 +179,8 @@ async fn pages_see_the_project_as_its_files_are_now() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_save_warns_of_a_query_that_does_not_resolve_and_validate_says_it_again() {
     let server = Server::with("projects-validate", true, 2).await;
-    let ann = server.create_lab("ann").await;
+    let ann = server.example_lab("ann", None).await;
     let at = |path: &str| format!("/api/labs/ann{path}");
-    server
-        .ok_as("POST", &at("/pipeline/example"), Some(&ann), json!({}))
-        .await;
     // No file landed yet: the flows reading files resolve by name only.
     let fresh = server
         .ok_as("POST", &at("/pipeline/validate"), Some(&ann), json!({}))

@@ -140,6 +140,20 @@ impl Server {
         made["token"].as_str().unwrap().to_string()
     }
 
+    /// Makes lab `name` running week 14's example project, with `days` of its files landed
+    /// (`{"days": "1-5", "bad_rows": true}`) and run once when given: its learner token.
+    pub async fn example_lab(&self, name: &str, days: Option<Value>) -> String {
+        let token = self.create_lab(name).await;
+        let at = |path: &str| format!("/api/labs/{name}{path}");
+        self.ok("POST", &at("/pipeline/example"), &token, json!({}))
+            .await;
+        if let Some(days) = days {
+            self.ok("POST", &at("/landing/example"), &token, days).await;
+            self.run(name, &token).await;
+        }
+        token
+    }
+
     pub fn folder(&self, lab: &str) -> std::path::PathBuf {
         self.lab.config().for_lab(lab).data_dir
     }
