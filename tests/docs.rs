@@ -287,7 +287,10 @@ fn every_sh_block_runs_or_says_why_not() {
         failures.len(),
         failures.join("\n\n")
     );
-    assert!(ran > 0, "no sh block was found to run: is the fence parser broken?");
+    assert!(
+        ran > 0,
+        "no sh block was found to run: is the fence parser broken?"
+    );
 }
 
 /// A line with its inline code spans removed: a link inside backticks is an example, not a link.
@@ -386,9 +389,15 @@ fn slugs_follow_github() {
         slug("When a day is final: `reckon.finalAfterDays`"),
         "when-a-day-is-final-reckonfinalafterdays"
     );
-    assert_eq!(slug("What if the watermark waited longer?"), "what-if-the-watermark-waited-longer");
+    assert_eq!(
+        slug("What if the watermark waited longer?"),
+        "what-if-the-watermark-waited-longer"
+    );
     assert_eq!(slug("The [JSON](x.md) API"), "the-json-api");
-    assert_eq!(slug("1. Code: Save and Validate"), "1-code-save-and-validate");
+    assert_eq!(
+        slug("1. Code: Save and Validate"),
+        "1-code-save-and-validate"
+    );
 }
 
 /// The anchors of a page's headings.
@@ -512,5 +521,8 @@ fn every_relative_link_resolves() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(checked > 0, "no relative link was found: is the link reader broken?");
+    assert!(
+        checked > 0,
+        "no relative link was found: is the link reader broken?"
+    );
 }

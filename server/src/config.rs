@@ -56,14 +56,17 @@ pub const VACUUM_AFTER_LEAST_HOURS: f64 = 0.1;
 
 /// `--vacuum-after HOURS` as the time kept: `None` (never) for 0; otherwise the hours, which
 /// must lie between [`VACUUM_AFTER_LEAST_HOURS`] and [`VACUUM_AFTER_HOURS`].
-pub fn vacuum_after(hours: f64) -> Result<Option<Duration>, String> {
+pub fn vacuum_after(hours: f64) -> Result<Option<Duration>, ConfigError> {
     if hours == 0.0 {
         return Ok(None);
     }
     if !(VACUUM_AFTER_LEAST_HOURS..=VACUUM_AFTER_HOURS).contains(&hours) {
-        return Err(format!(
-            "expected 0 (never) or hours from {VACUUM_AFTER_LEAST_HOURS} to {VACUUM_AFTER_HOURS}, \
-             got {hours}"
+        return Err(invalid(
+            "vacuum-after",
+            format!(
+                "expected 0 (never) or hours from {VACUUM_AFTER_LEAST_HOURS} to \
+                 {VACUUM_AFTER_HOURS}, got {hours}"
+            ),
         ));
     }
     Ok(Some(Duration::from_secs_f64(hours * 3600.0)))
@@ -197,22 +200,40 @@ impl Config {
     }
 }
 
+/// A setting that cannot be: which one, and why (the command line names the field as its flag,
+/// the API as its field).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct ConfigError {
+    pub field: &'static str,
+    pub why: String,
+}
+
+fn invalid(field: &'static str, why: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field,
+        why: why.into(),
+    }
+}
+
 /// Checks a lab's name: it becomes a folder, a topic suffix and a part of URLs.
-pub fn validate_lab_name(name: &str) -> Result<(), String> {
+pub fn validate_lab_name(name: &str) -> Result<(), ConfigError> {
     if name.is_empty() || name.len() > 32 {
-        return Err("name: must be 1 to 32 characters".into());
+        return Err(invalid("name", "must be 1 to 32 characters"));
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err(format!(
-            "name: must start with a lowercase letter, got {name:?}"
+        return Err(invalid(
+            "name",
+            format!("must start with a lowercase letter, got {name:?}"),
         ));
     }
     if let Some(bad) = name
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')))
     {
-        return Err(format!(
-            "name: {bad:?} is not allowed; use lowercase letters, digits, '-' and '_'"
+        return Err(invalid(
+            "name",
+            format!("{bad:?} is not allowed; use lowercase letters, digits, '-' and '_'"),
         ));
     }
     Ok(())
@@ -229,19 +250,20 @@ pub fn default_kafka_libs() -> PathBuf {
 }
 
 /// Checks a topic name the way Kafka does, so a typo is refused before anything is created.
-pub fn validate_topic(topic: &str) -> Result<(), String> {
+pub fn validate_topic(topic: &str) -> Result<(), ConfigError> {
     if topic.is_empty() || topic.len() > 249 {
-        return Err("topic: must be 1 to 249 characters".into());
+        return Err(invalid("topic", "must be 1 to 249 characters"));
     }
     if topic == "." || topic == ".." {
-        return Err("topic: cannot be \".\" or \"..\"".into());
+        return Err(invalid("topic", "cannot be \".\" or \"..\""));
     }
     if let Some(bad) = topic
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
     {
-        return Err(format!(
-            "topic: {bad:?} is not allowed; use letters, digits, '.', '_' and '-'"
+        return Err(invalid(
+            "topic",
+            format!("{bad:?} is not allowed; use letters, digits, '.', '_' and '-'"),
         ));
     }
     Ok(())
@@ -260,8 +282,12 @@ mod tests {
         );
         assert_eq!(vacuum_after(0.5), Ok(Some(Duration::from_secs(1800))));
         for bad in [0.01, 168.5, -1.0, f64::NAN, f64::INFINITY] {
-            let words = vacuum_after(bad).unwrap_err();
-            assert!(words.contains("hours from 0.1 to 168"), "{bad}: {words}");
+            let refused = vacuum_after(bad).unwrap_err();
+            assert_eq!(refused.field, "vacuum-after");
+            assert!(
+                refused.why.contains("hours from 0.1 to 168"),
+                "{bad}: {refused}"
+            );
         }
         assert_eq!(hours_text(Duration::from_secs(168 * 3600)), "168 hours");
         assert_eq!(hours_text(Duration::from_secs(5400)), "1.5 hours");
@@ -271,8 +297,8 @@ mod tests {
     fn topic_names_follow_kafka_rules() {
         assert!(validate_topic("orders").is_ok());
         assert!(validate_topic("orders.ann_2-b").is_ok());
-        assert!(validate_topic("").unwrap_err().starts_with("topic:"));
-        assert!(validate_topic("a b").unwrap_err().contains("' '"));
+        assert_eq!(validate_topic("").unwrap_err().field, "topic");
+        assert!(validate_topic("a b").unwrap_err().why.contains("' '"));
         assert!(validate_topic(&"x".repeat(250)).is_err());
     }
 
@@ -290,10 +316,7 @@ mod tests {
             "ann lee",
             &"a".repeat(33),
         ] {
-            assert!(
-                validate_lab_name(bad).unwrap_err().starts_with("name:"),
-                "{bad}"
-            );
+            assert_eq!(validate_lab_name(bad).unwrap_err().field, "name", "{bad}");
         }
     }
 

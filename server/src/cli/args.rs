@@ -179,7 +179,9 @@ fn hours(text: &str) -> Result<f64, String> {
     let hours: f64 = text
         .parse()
         .map_err(|_| format!("expected a number of hours, got {text:?}"))?;
-    crate::config::vacuum_after(hours).map(|_| hours)
+    crate::config::vacuum_after(hours)
+        .map(|_| hours)
+        .map_err(|e| e.why)
 }
 
 /// `reckon serve`'s arguments.

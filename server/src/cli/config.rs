@@ -10,7 +10,7 @@ use crate::config::{self, Config};
 
 /// The config `cli`'s global arguments describe.
 pub fn config(cli: &Cli) -> anyhow::Result<Config> {
-    config::validate_topic(&cli.topic).map_err(anyhow::Error::msg)?;
+    config::validate_topic(&cli.topic)?;
     if cli.partitions < 1 {
         bail!("partitions: must be at least 1, got {}", cli.partitions);
     }
@@ -19,8 +19,8 @@ pub fn config(cli: &Cli) -> anyhow::Result<Config> {
     {
         bail!("brokers: must be HOST:PORT[,HOST:PORT...]");
     }
-    config::validate_lab_name(&cli.lab)
-        .map_err(|e| anyhow::anyhow!("lab: {}", e.strip_prefix("name: ").unwrap_or(&e)))?;
+    // The command line's flag is --lab.
+    config::validate_lab_name(&cli.lab).map_err(|e| anyhow::anyhow!("lab: {}", e.why))?;
     let mut config = Config::new(&cli.data);
     config.brokers = cli.brokers.clone();
     config.topic = cli.topic.clone();

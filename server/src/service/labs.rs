@@ -281,10 +281,7 @@ impl Server for Labs {
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await?;
         caller.may(name, Access::Manage, false, csrf)?;
-        validate_lab_name(name).map_err(|e| {
-            let message = e.strip_prefix("name: ").unwrap_or(&e).to_string();
-            ApiError::field("name", message)
-        })?;
+        validate_lab_name(name).map_err(|e| ApiError::field(e.field, e.why))?;
         let taken = || ApiError::field("name", format!("a lab named {name} exists already"));
         let _managing = self.managing.lock().await;
         if self.get(name).is_some() {
