@@ -298,6 +298,11 @@ async fn only_the_instructor_sets_the_price_of_a_cluster() {
     let cost = json!({"cost": {"startup_s": 0, "minimum_s": 60, "price_per_hour": "2.50"}});
     let refused = server.api("POST", uri, Some(&ann), cost.clone()).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.json);
+    // The role is asked before the values are read.
+    let refused = server
+        .api("POST", uri, Some(&ann), json!({"cost": 1}))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.json);
     let bad = json!({"cost": {"price_per_hour": "cheap"}});
     let refused = server.api("POST", uri, Some(INSTRUCTOR), bad).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.json);

@@ -179,10 +179,24 @@ pub async fn get_table(
     lab: String,
     name: String,
     version: Option<String>,
-    #[server(default)] wanted: RowsWanted,
+    column: Option<String>,
+    op: Option<String>,
+    value: Option<String>,
+    page: Option<String>,
 ) -> Result<TableView, ApiError> {
     guarded(async move {
         let version = version.map(|v| whole_number("version", &v)).transpose()?;
+        let page = match page.as_deref() {
+            None | Some("") => 0,
+            Some(p) => usize::try_from(whole_number("page", p)?)
+                .map_err(|_| ApiError::field("page", "must be 0 or more"))?,
+        };
+        let wanted = RowsWanted {
+            column: column.filter(|c| !c.is_empty()),
+            op,
+            value,
+            page,
+        };
         open(&lab, Access::Read, &None)
             .await?
             .table(&name, version, &wanted)

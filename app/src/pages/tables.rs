@@ -16,17 +16,12 @@ pub fn TablesPage() -> impl IntoView {
         let q = query.read();
         // No table named: the server shows the pipeline's first.
         let name = q.get("table").unwrap_or_default();
-        let wanted = RowsWanted {
-            column: q.get("column").filter(|c| !c.is_empty()),
-            op: q.get("op"),
-            value: q.get("value"),
-            page: q.get("page").and_then(|p| p.parse().ok()).unwrap_or(0),
-        };
+        let wanted = (q.get("column"), q.get("op"), q.get("value"), q.get("page"));
         (lab.clone(), name, q.get("version"), wanted)
     };
     view! {
         <h1>"Tables"</h1>
-        {loaded(chosen, |(lab, name, version, wanted)| get_table(lab, name, version, wanted), table_view)}
+        {loaded(chosen, |(lab, name, version, (column, op, value, page))| get_table(lab, name, version, column, op, value, page), table_view)}
     }
 }
 

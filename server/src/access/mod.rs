@@ -75,7 +75,8 @@ impl Who {
             (_, Access::Public) if public => Ok(()),
             (Who::Anonymous, _) => Err(sign_in()),
             (_, Access::Manage) => Err(ApiError::Forbidden(format!(
-                "only the instructor may create and delete labs; your token is {}'s {}",
+                "only the instructor may do this (make or delete labs, price a cluster); your token \
+                 is {}'s {}",
                 self.lab().unwrap_or_default(),
                 self.role()
             ))),

@@ -225,6 +225,12 @@ pub async fn update_settings(
 ) -> Answer<app::model::Settings> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
     let body = object(&body)?;
+    // The cost of a cluster is the instructor's to set, for the class: asked before its
+    // values are read.
+    let lab = match body.contains_key("cost") {
+        true => open(&state, &headers, &params, Access::Manage).await?,
+        false => lab,
+    };
     let mut change = app::model::SettingsChange::default();
     for (key, value) in &body {
         match (key.as_str(), value) {
@@ -264,11 +270,6 @@ pub async fn update_settings(
             }
         }
     }
-    // The cost of a cluster is the instructor's to set, for the class.
-    let lab = match change.cost {
-        Some(_) => open(&state, &headers, &params, Access::Manage).await?,
-        None => lab,
-    };
     Ok(Json(lab.update_settings(change).await?))
 }
 
@@ -288,8 +289,7 @@ fn cost_model(fields: &serde_json::Map<String, Value>) -> Result<app::model::Cos
             "price_per_hour" => {
                 let text = match value {
                     Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    _ => String::new(),
+                    other => other.to_string(),
                 };
                 cost.price_per_hour_cents = app::model::CostModel::cents(&text)
                     .map_err(|e| ApiError::field("price_per_hour", e))?;

@@ -28,9 +28,11 @@ pub fn filter(schema: &Schema, wanted: &RowsWanted) -> Result<Option<Expr>, ApiE
     };
     let field = schema.field_with_name(column).map_err(|_| {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        // The name as given, cut: it is the caller's text.
+        let given: String = column.chars().take(64).collect();
         ApiError::field(
             "column",
-            format!("one of {}, not {column:?}", names.join(", ")),
+            format!("one of {}, not {given:?}", names.join(", ")),
         )
     })?;
     let op = wanted.op.as_deref().unwrap_or("=");
