@@ -161,15 +161,7 @@ async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
         )
         .await;
     assert_eq!(settings["run_on_arrival"], true);
-    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
-    server
-        .upload(
-            "ann",
-            Some(&ann),
-            &[("tickets/a.json", line), ("tickets/b.json", line)],
-        )
-        .await
-        .ok("upload");
+    land_one_ticket_twice(&server, &ann).await;
     let waited = std::time::Instant::now();
     let run = loop {
         let runs = runs().await;
@@ -206,19 +198,8 @@ async fn files_landing_start_a_run_when_the_lab_asks_for_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_graph_counts_duplicates_and_keeps_counts_through_an_idle_run() {
     let server = Server::new("landing-duplicates").await;
-    let ann = server.create_lab("ann").await;
-    server
-        .ok("POST", "/api/labs/ann/pipeline/example", &ann, json!({}))
-        .await;
-    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
-    server
-        .upload(
-            "ann",
-            Some(&ann),
-            &[("tickets/a.json", line), ("tickets/b.json", line)],
-        )
-        .await
-        .ok("upload");
+    let ann = server.example_lab("ann", None).await;
+    land_one_ticket_twice(&server, &ann).await;
     let first = server.run("ann", &ann).await;
     let node = |graph: &serde_json::Value, name: &str| {
         graph["nodes"]
@@ -396,4 +377,18 @@ async fn the_tables_page_filters_and_pages_a_tables_rows() {
         );
         assert_eq!(refused.json["field"], field, "{fields}: {}", refused.json);
     }
+}
+
+/// Lands the same ticket in two files of lab `ann` (`tickets/a.json`, `tickets/b.json`): a
+/// duplicate the second file brings.
+async fn land_one_ticket_twice(server: &Server, ann: &str) {
+    let line = br#"{"ticket_id": 7000001, "account_id": "acc-001", "status": "open", "created_at": "2026-10-02T10:00:00Z", "first_response_s": 5}"#;
+    server
+        .upload(
+            "ann",
+            Some(ann),
+            &[("tickets/a.json", line), ("tickets/b.json", line)],
+        )
+        .await
+        .ok("upload");
 }

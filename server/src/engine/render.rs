@@ -15,24 +15,22 @@ use crate::engine::tables::{self, TableError, TableName, Tables};
 /// Every row of a table, sorted by its key; a table not created yet has none.
 pub async fn rows(tables: &Tables, name: TableName) -> Result<Vec<RecordBatch>, TableError> {
     match tables.open(name).await? {
-        Some(table) => sorted_rows(&table, name, None).await,
+        Some(table) => sorted_rows(&table, name).await,
         None => Ok(vec![]),
     }
 }
 
-/// A table's rows sorted by its key, the first `limit` of them when given.
+/// A table's rows sorted by its key.
 pub async fn sorted_rows(
     table: &DeltaTable,
     name: TableName,
-    limit: Option<usize>,
 ) -> Result<Vec<RecordBatch>, TableError> {
     let ctx = tables::session(table, "t").await?;
     let key: Vec<String> = name.key().iter().map(|k| format!("\"{k}\"")).collect();
-    let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
     tables::query(
         &ctx,
         name.as_str(),
-        &format!("SELECT * FROM t ORDER BY {}{limit}", key.join(", ")),
+        &format!("SELECT * FROM t ORDER BY {}", key.join(", ")),
     )
     .await
 }
@@ -42,20 +40,18 @@ pub async fn named_rows(tables: &Tables, name: &str) -> Result<Vec<RecordBatch>,
     let Some(table) = tables.open_named(name).await? else {
         return Err(TableError::Unknown(name.to_string()));
     };
-    rows_by_all_columns(&table, name, None).await
+    rows_by_all_columns(&table, name).await
 }
 
-/// A table's rows sorted by all its columns, the first `limit` of them when given.
-pub async fn rows_by_all_columns(
+/// A table's rows sorted by all its columns.
+async fn rows_by_all_columns(
     table: &DeltaTable,
     name: &str,
-    limit: Option<usize>,
 ) -> Result<Vec<RecordBatch>, TableError> {
     let ctx = tables::session(table, "t").await?;
     let columns = tables::arrow_schema(table)?.fields().len();
     let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
-    let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
-    let sql = format!("SELECT * FROM t ORDER BY {}{limit}", order.join(", "));
+    let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
     tables::query(&ctx, name, &sql).await
 }
 

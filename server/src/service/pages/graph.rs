@@ -230,19 +230,19 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
         ]
         .into_iter()
         .find(|s| last.iter().any(|e| e.status == *s));
-        // Counts of an earlier run when the last one had nothing new for it.
-        let counted_run = counted.iter().map(|(run, _)| *run).max();
-        let counted_at = counted
+        // Counts of an earlier run when the last one had nothing new for it: that run, and
+        // when it started.
+        let did_something = last
+            .iter()
+            .any(|e| matches!(e.status, FlowStatus::Completed | FlowStatus::Failed));
+        let earlier = counted
             .iter()
             .max_by_key(|(run, _)| *run)
-            .map(|(_, e)| e.started_at.clone());
-        let (counted_run, counted_at) = match last
-            .iter()
-            .any(|e| matches!(e.status, FlowStatus::Completed | FlowStatus::Failed))
-        {
-            true => (None, None),
-            false => (counted_run, counted_at),
-        };
+            .filter(|_| !did_something);
+        let (counted_run, counted_at) = (
+            earlier.map(|(run, _)| *run),
+            earlier.map(|(_, e)| e.started_at.clone()),
+        );
         let column = layer[&name];
         let height = HEIGHT + RULE * expectations.len() as u32;
         let y = column_heights.entry(column).or_insert(MARGIN);

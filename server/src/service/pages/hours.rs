@@ -162,7 +162,7 @@ async fn bronze_duplicates(lab: &Lab) -> Result<Vec<Duplicate>, ApiError> {
     else {
         return Ok(vec![]);
     };
-    let batches = render::sorted_rows(&table, TableName::BronzeOrders, None)
+    let batches = render::sorted_rows(&table, TableName::BronzeOrders)
         .await
         .map_err(failed)?;
     let mut copies: HashMap<(i64, i64), Vec<String>> = HashMap::new();
