@@ -69,7 +69,7 @@ impl Flow for Silver {
     async fn restore(&mut self, cx: &FlowContext, _: &mut FlowRun) -> Result<Tables, FlowError> {
         let bronze = cx.tables.open_or_create(TableName::BronzeOrders).await?;
         let orders = cx.tables.open_or_create(TableName::Orders).await?;
-        let processed = tables::txn_version(&orders, APP_ID).await?;
+        let processed = cx.tables.txn_version(&orders, APP_ID).await?;
         Ok(Tables {
             bronze,
             orders,

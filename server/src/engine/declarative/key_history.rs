@@ -63,7 +63,7 @@ pub async fn key_history(
             "{target} has not been written yet"
         )))
     })?;
-    let committed = declared::committed(&table, target).await?;
+    let committed = declared::committed(cx, &table, target).await?;
     let state_dir = declared::state_dir(cx, target);
     let not_cdc = || {
         FlowError::from(Refusal::NotFound(format!(

@@ -4,17 +4,22 @@
 //! used only while the folder's first commit is the same file it was. A crash test's tables are
 //! never kept (their commits are cut by the flow that opens them).
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use deltalake::DeltaTable;
 
-/// The tables kept, by folder name.
+/// What a lab keeps of its tables between flows and runs: the tables, by folder name; the
+/// versions streams stored in them ([`super::txns`]); and the state flows committed beside them,
+/// by the flow's name ([`Kept::state`]).
 #[derive(Debug, Default)]
 pub(super) struct Kept {
     tables: Mutex<HashMap<String, (DeltaTable, Stamp)>>,
+    pub(super) txns: super::txns::KnownTxns,
+    states: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
 /// The size and modification time of a table's first commit: which making of the table it is.
@@ -72,6 +77,25 @@ impl Kept {
 
     pub(super) fn forget_all(&self) {
         self.tables().clear();
+        self.states().clear();
+    }
+
+    fn states(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<dyn Any + Send + Sync>>> {
+        self.states.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state kept under `flow`, if it is a `T`; `take` removes it.
+    pub(super) fn state<T: Any + Send + Sync>(&self, flow: &str, take: bool) -> Option<Arc<T>> {
+        let mut states = self.states();
+        let held = states.get(flow)?.clone().downcast::<T>().ok()?;
+        if take {
+            states.remove(flow);
+        }
+        Some(held)
+    }
+
+    pub(super) fn keep_state<T: Any + Send + Sync>(&self, flow: &str, state: Arc<T>) {
+        self.states().insert(flow.to_string(), state);
     }
 }
 
@@ -96,14 +120,14 @@ mod tests {
             .unwrap();
         let seen = tables.open(TableName::Orders).await.unwrap().unwrap();
         assert_eq!(tables::version(&seen), 1);
-        assert_eq!(tables::txn_version(&seen, "t").await.unwrap(), Some(7));
+        assert_eq!(tables.txn_version(&seen, "t").await.unwrap(), Some(7));
         // Removed behind its back (another process's reset) and made again: the new one is read.
         std::fs::remove_dir_all(dir.path().join("orders")).unwrap();
         assert!(tables.open(TableName::Orders).await.unwrap().is_none());
         other.open_or_create(TableName::Orders).await.unwrap();
         let again = tables.open(TableName::Orders).await.unwrap().unwrap();
         assert_eq!(tables::version(&again), 0);
-        assert_eq!(tables::txn_version(&again, "t").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&again, "t").await.unwrap(), None);
     }
 
     #[tokio::test]
@@ -127,7 +151,7 @@ mod tests {
             .unwrap();
         let seen = tables.open(TableName::Orders).await.unwrap().unwrap();
         assert_eq!(tables::version(&seen), 2);
-        assert_eq!(tables::txn_version(&seen, "t").await.unwrap(), None);
-        assert_eq!(tables::txn_version(&seen, "u").await.unwrap(), Some(3));
+        assert_eq!(tables.txn_version(&seen, "t").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&seen, "u").await.unwrap(), Some(3));
     }
 }

@@ -321,6 +321,37 @@ impl Tables {
         create.await.map_err(delta)
     }
 
+    /// The version a stream stored under `app_id` in the table's `txn` actions (answers kept
+    /// with the lab's tables, brought up to date by the commits since).
+    pub async fn txn_version(
+        &self,
+        table: &DeltaTable,
+        app_id: &str,
+    ) -> Result<Option<i64>, TableError> {
+        let delta = |source| TableError::Delta {
+            table: table_name(table),
+            source,
+        };
+        txns::version(&self.kept.txns, table, app_id)
+            .await
+            .map_err(delta)
+    }
+
+    /// The state flow `flow` keeps in memory beside its tables (gold's open hours), if it is a
+    /// `T`; `take` removes it (the run will change it). What it holds at is the flow's to check.
+    pub fn kept_state<T: std::any::Any + Send + Sync>(
+        &self,
+        flow: &str,
+        take: bool,
+    ) -> Option<Arc<T>> {
+        self.kept.state(flow, take)
+    }
+
+    /// Keeps `state` for flow `flow` until it is taken or replaced, or the tables removed.
+    pub fn keep_state<T: std::any::Any + Send + Sync>(&self, flow: &str, state: Arc<T>) {
+        self.kept.keep_state(flow, state)
+    }
+
     /// The folder holding every table.
     pub fn root(&self) -> &std::path::Path {
         &self.root
@@ -338,15 +369,6 @@ impl Tables {
             }),
         }
     }
-}
-
-/// The version a stream stored under `app_id` in the table's `txn` actions.
-pub async fn txn_version(table: &DeltaTable, app_id: &str) -> Result<Option<i64>, TableError> {
-    let delta = |source| TableError::Delta {
-        table: table_name(table),
-        source,
-    };
-    txns::version(table, app_id).await.map_err(delta)
 }
 
 /// The table's name: the last part of its folder.

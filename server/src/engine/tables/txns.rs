@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use deltalake::kernel::Action;
 use deltalake::logstore::get_actions;
@@ -17,7 +17,7 @@ use super::kept::{Stamp, stamp};
 
 /// What is known of one table's app ids.
 #[derive(Debug, Clone)]
-struct Known {
+pub(super) struct Known {
     /// Which making of the table (a reset makes it anew in the same folder).
     stamp: Stamp,
     /// The table version the answers hold at.
@@ -26,15 +26,20 @@ struct Known {
     versions: HashMap<String, Option<i64>>,
 }
 
-/// Every table this process asked about, by folder. A handful of app ids each.
-static KNOWN: LazyLock<Mutex<HashMap<PathBuf, Known>>> = LazyLock::new(Default::default);
+/// Every table of a lab asked about, by folder, kept with the lab's tables. A handful of app ids
+/// each.
+#[derive(Debug, Default)]
+pub(super) struct KnownTxns(Mutex<HashMap<PathBuf, Known>>);
 
-fn known() -> MutexGuard<'static, HashMap<PathBuf, Known>> {
-    KNOWN.lock().unwrap_or_else(|e| e.into_inner())
+impl KnownTxns {
+    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Known>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// The version stored under `app_id` in `table` as of its current version.
 pub(super) async fn version(
+    known: &KnownTxns,
     table: &DeltaTable,
     app_id: &str,
 ) -> Result<Option<i64>, DeltaTableError> {
@@ -52,7 +57,11 @@ pub(super) async fn version(
     else {
         return replay(table, app_id).await;
     };
-    let held = known().get(&folder).filter(|k| k.stamp == now).cloned();
+    let held = known
+        .lock()
+        .get(&folder)
+        .filter(|k| k.stamp == now)
+        .cloned();
     let mut k = match held {
         Some(k) if k.at <= at => k,
         // Asked through a handle older than what is known: answered for that handle alone.
@@ -79,7 +88,7 @@ pub(super) async fn version(
             v
         }
     };
-    let mut all = known();
+    let mut all = known.lock();
     // Another question may have brought it further meanwhile: the newest knowledge stays.
     if all
         .get(&folder)
@@ -132,8 +141,8 @@ mod tests {
         let first = tables::append(made, vec![], vec![Transaction::new("a", 1)])
             .await
             .unwrap();
-        assert_eq!(tables::txn_version(&first, "a").await.unwrap(), Some(1));
-        assert_eq!(tables::txn_version(&first, "b").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&first, "a").await.unwrap(), Some(1));
+        assert_eq!(tables.txn_version(&first, "b").await.unwrap(), None);
         // Two commits through a handle of another lab object: one moves a, one stores b.
         let other = Tables::new(dir.path(), None);
         let table = other.open(TableName::Orders).await.unwrap().unwrap();
@@ -143,11 +152,11 @@ mod tests {
         let newest = tables::append(table, vec![], vec![Transaction::new("b", 9)])
             .await
             .unwrap();
-        assert_eq!(tables::txn_version(&newest, "a").await.unwrap(), Some(5));
-        assert_eq!(tables::txn_version(&newest, "b").await.unwrap(), Some(9));
+        assert_eq!(tables.txn_version(&newest, "a").await.unwrap(), Some(5));
+        assert_eq!(tables.txn_version(&newest, "b").await.unwrap(), Some(9));
         // The old handle still stands at version 1.
-        assert_eq!(tables::txn_version(&first, "a").await.unwrap(), Some(1));
-        assert_eq!(tables::txn_version(&first, "b").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&first, "a").await.unwrap(), Some(1));
+        assert_eq!(tables.txn_version(&first, "b").await.unwrap(), None);
         // Made again, the folder's table knows neither.
         std::fs::remove_dir_all(dir.path().join("orders")).unwrap();
         let remade = Tables::new(dir.path(), None);
@@ -162,8 +171,8 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(tables::version(&table), 3);
-        assert_eq!(tables::txn_version(&table, "a").await.unwrap(), None);
-        assert_eq!(tables::txn_version(&table, "b").await.unwrap(), None);
-        assert_eq!(tables::txn_version(&table, "c").await.unwrap(), Some(3));
+        assert_eq!(tables.txn_version(&table, "a").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&table, "b").await.unwrap(), None);
+        assert_eq!(tables.txn_version(&table, "c").await.unwrap(), Some(3));
     }
 }

@@ -79,7 +79,7 @@ pub async fn page(lab: &Lab) -> Result<PipelineView, ApiError> {
         ),
     ] {
         let processed = match lab.tables.open(name).await.map_err(failed)? {
-            Some(t) => tables::txn_version(&t, app_id).await.map_err(failed)?,
+            Some(t) => lab.tables.txn_version(&t, app_id).await.map_err(failed)?,
             None => None,
         };
         let freshness = match (&bronze, bronze_version) {

@@ -7,7 +7,7 @@ use app::api::ApiError;
 use app::model::{PartitionView, TopicMessage, TopicView};
 
 use crate::engine::course::bronze;
-use crate::engine::tables::{self, TableName};
+use crate::engine::tables::TableName;
 use crate::kafka::Kafka;
 use crate::service::error::failed;
 use crate::service::lab::Lab;
@@ -114,7 +114,12 @@ async fn stored_offsets(
         };
         for p in partitions {
             let app_id = bronze::app_id(name, &lab.config.topic, *p);
-            if let Some(offset) = tables::txn_version(&table, &app_id).await.map_err(failed)? {
+            if let Some(offset) = lab
+                .tables
+                .txn_version(&table, &app_id)
+                .await
+                .map_err(failed)?
+            {
                 let entry = stored.entry(*p).or_default();
                 *entry = Some(entry.map_or(offset, |o| o.max(offset)));
             }

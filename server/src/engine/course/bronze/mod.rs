@@ -288,7 +288,7 @@ async fn starts(
             // events may have gone to some partitions only).
             for partition in 0..cx.partitions.max(1) {
                 let stored = app_id(TableName::BronzeOrders, topic, partition);
-                if tables::txn_version(bronze, &stored).await?.is_some() {
+                if cx.tables.txn_version(bronze, &stored).await?.is_some() {
                     return Err(FlowError::TopicMissing {
                         topic: topic.clone(),
                     });
@@ -299,11 +299,14 @@ async fn starts(
     };
     let mut starts = Vec::with_capacity(partitions.len());
     for partition in partitions {
-        let stored =
-            tables::txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition)).await?;
-        let rejects_done =
-            tables::txn_version(rejects, &app_id(TableName::BronzeRejects, topic, partition))
-                .await?;
+        let stored = cx
+            .tables
+            .txn_version(bronze, &app_id(TableName::BronzeOrders, topic, partition))
+            .await?;
+        let rejects_done = cx
+            .tables
+            .txn_version(rejects, &app_id(TableName::BronzeRejects, topic, partition))
+            .await?;
         starts.push(Start {
             partition,
             stored,

@@ -6,7 +6,7 @@ use crate::engine::columns::Columns;
 use crate::engine::course::bronze;
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::FlowError;
-use crate::engine::tables::{self, TableError, TableName};
+use crate::engine::tables::{TableError, TableName};
 use arrow::array::RecordBatch;
 use arrow::datatypes::{Int32Type, Int64Type};
 
@@ -94,7 +94,7 @@ pub(super) async fn read_to(
     let known: BTreeSet<i32> = holding.chain(0..cx.partitions).collect();
     for p in known {
         let app_id = bronze::app_id(TableName::BronzeOrders, &cx.topic, p);
-        if let Some(read) = tables::txn_version(bronze, &app_id).await? {
+        if let Some(read) = cx.tables.txn_version(bronze, &app_id).await? {
             out.insert(p, read);
         }
     }

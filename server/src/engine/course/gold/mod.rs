@@ -87,9 +87,9 @@ impl Flow for Gold {
     ) -> Result<Restored, FlowError> {
         let bronze = cx.tables.open_or_create(TableName::BronzeOrders).await?;
         let hourly = cx.tables.open_or_create(TableName::HourlySales).await?;
-        let processed = tables::txn_version(&hourly, APP_ID).await?;
+        let processed = cx.tables.txn_version(&hourly, APP_ID).await?;
         let state = match processed {
-            Some(v) => GoldState::restore(&cx.gold_state_dir(), v)?,
+            Some(v) => GoldState::restore(&cx.tables, &cx.gold_state_dir(), v)?,
             None => GoldState::new(self.dedup),
         };
         if state.dedup != self.dedup {
@@ -203,7 +203,7 @@ impl Flow for Gold {
         cx.tables.keep_committed(&table);
         event.figures.table_version = Some(tables::version(&table));
         crate::engine::state::remove_old(&dir, closed.current);
-        restored.state.kept_as(&dir, closed.current);
+        restored.state.kept_as(&cx.tables, &dir, closed.current);
         Ok(())
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,7 @@ use crate::engine::course::{DELAY_MICROS, DropReason, HOUR_MICROS};
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::FlowError;
 use crate::engine::state;
-use crate::engine::tables::{self, TableName};
+use crate::engine::tables::{TableName, Tables};
 
 /// An hour still open: counted so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,22 +82,26 @@ impl GoldState {
         let Some(table) = cx.tables.open(TableName::HourlySales).await? else {
             return Ok(None);
         };
-        let Some(version) = tables::txn_version(&table, APP_ID).await? else {
+        let Some(version) = cx.tables.txn_version(&table, APP_ID).await? else {
             return Ok(None);
         };
         let dir = cx.gold_state_dir();
-        if let Some(state) = kept(&dir, version, false) {
+        if let Some(state) = kept(&cx.tables, &dir, version, false) {
             return Ok(Some(state));
         }
         let state = Arc::new(Self::load(&dir, version)?);
-        keep(&dir, version, state.clone());
+        keep(&cx.tables, &dir, version, state.clone());
         Ok(Some(state))
     }
 
     /// The state committed as `bronze_version`, to be changed by a run: taken from memory when
     /// it is kept there (it is kept again by [`GoldState::kept_as`] once the run commits).
-    pub(super) fn restore(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
-        match kept(dir, bronze_version, true) {
+    pub(super) fn restore(
+        tables: &Tables,
+        dir: &Path,
+        bronze_version: i64,
+    ) -> Result<Self, FlowError> {
+        match kept(tables, dir, bronze_version, true) {
             Some(state) => Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone())),
             None => Self::load(dir, bronze_version),
         }
@@ -105,8 +109,8 @@ impl GoldState {
 
     /// Keeps this state in memory as the one committed for `bronze_version`: call it only once
     /// the commit naming that version is made.
-    pub(super) fn kept_as(self, dir: &Path, bronze_version: i64) {
-        keep(dir, bronze_version, Arc::new(self));
+    pub(super) fn kept_as(self, tables: &Tables, dir: &Path, bronze_version: i64) {
+        keep(tables, dir, bronze_version, Arc::new(self));
     }
 
     pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
@@ -194,45 +198,45 @@ impl GoldState {
     }
 }
 
-/// One state folder's state kept: the version, the stamp of its file, the state parsed.
+/// The state kept with the lab's tables: the folder and version it is of, the stamp of its file,
+/// the state parsed.
 struct Kept {
+    dir: PathBuf,
     version: i64,
     file: (u64, SystemTime),
     state: Arc<GoldState>,
 }
 
-/// The kept states, by state folder (one per lab).
-static KEPT: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Default::default);
-
-fn kept_states() -> MutexGuard<'static, HashMap<PathBuf, Kept>> {
-    KEPT.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// The name gold's state is kept under with the lab's tables.
+const KEPT_AS: &str = "gold";
 
 /// The state kept for `dir` if it is the one in `version`'s file as the file is now; `take`
 /// removes it from memory.
-fn kept(dir: &Path, version: i64, take: bool) -> Option<Arc<GoldState>> {
+fn kept(tables: &Tables, dir: &Path, version: i64, take: bool) -> Option<Arc<GoldState>> {
     let now = state::stamp(dir, version)?;
-    let mut states = kept_states();
-    let held = states.get(dir)?;
-    if held.version != version || held.file != now {
+    let held = tables.kept_state::<Kept>(KEPT_AS, false)?;
+    if held.dir != dir || held.version != version || held.file != now {
         return None;
     }
-    match take {
-        true => states.remove(dir).map(|k| k.state),
-        false => Some(held.state.clone()),
+    if !take {
+        return Some(held.state.clone());
     }
+    // Taken: moved out whole, so the run changes it without a copy.
+    drop(held);
+    let taken = tables.kept_state::<Kept>(KEPT_AS, true)?;
+    Some(Arc::try_unwrap(taken).map_or_else(|shared| shared.state.clone(), |k| k.state))
 }
 
-fn keep(dir: &Path, version: i64, state: Arc<GoldState>) {
+fn keep(tables: &Tables, dir: &Path, version: i64, state: Arc<GoldState>) {
     if let Some(file) = state::stamp(dir, version) {
-        kept_states().insert(
-            dir.to_path_buf(),
-            Kept {
-                version,
-                file,
-                state,
-            },
-        );
+        let dir = dir.to_path_buf();
+        let kept = Kept {
+            dir,
+            version,
+            file,
+            state,
+        };
+        tables.keep_state(KEPT_AS, Arc::new(kept));
     }
 }
 
@@ -322,23 +326,24 @@ mod tests {
     #[test]
     fn a_kept_state_is_used_only_while_its_file_is_the_same() {
         let dir = tempfile::tempdir().unwrap();
+        let tables = Tables::new(dir.path().join("tables"), None);
         let state = saved_state(dir.path());
-        state.clone().kept_as(dir.path(), 7);
-        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        state.clone().kept_as(&tables, dir.path(), 7);
+        assert_eq!(GoldState::restore(&tables, dir.path(), 7).unwrap(), state);
         // Taken by that run: the next one (the run failed) reads the file.
-        assert!(kept(dir.path(), 7, false).is_none());
-        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), state);
+        assert!(kept(&tables, dir.path(), 7, false).is_none());
+        assert_eq!(GoldState::restore(&tables, dir.path(), 7).unwrap(), state);
         // Another process (or a reset and new runs) wrote that version again: the file wins.
-        state.clone().kept_as(dir.path(), 7);
+        state.clone().kept_as(&tables, dir.path(), 7);
         let mut other = GoldState::new(true);
         other.add(2, "placed", 300, t(10, 5), None);
         std::thread::sleep(std::time::Duration::from_millis(10));
         other.save(dir.path(), 7).unwrap();
-        assert_eq!(GoldState::restore(dir.path(), 7).unwrap(), other);
+        assert_eq!(GoldState::restore(&tables, dir.path(), 7).unwrap(), other);
         // A version other than the kept one is read from its file.
-        other.clone().kept_as(dir.path(), 7);
+        other.clone().kept_as(&tables, dir.path(), 7);
         state.save(dir.path(), 8).unwrap();
-        assert_eq!(GoldState::restore(dir.path(), 8).unwrap(), state);
+        assert_eq!(GoldState::restore(&tables, dir.path(), 8).unwrap(), state);
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub async fn targets(
         let Some(table) = cx.tables.open_named(target).await? else {
             continue;
         };
-        let committed = declared::committed(&table, target).await?;
+        let committed = declared::committed(cx, &table, target).await?;
         let dir = declared::events_dir(cx, target);
         let Some(schema) = events::newest_schema(&dir, committed)? else {
             continue;

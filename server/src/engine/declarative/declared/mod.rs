@@ -72,8 +72,10 @@ pub fn events_dir(cx: &FlowContext, table: &str) -> std::path::PathBuf {
 
 /// The `txn` version of a table's last commit by its flows (0 before the first): it names the
 /// state that commit made current.
-pub async fn committed(table: &DeltaTable, name: &str) -> Result<i64, FlowError> {
-    Ok(tables::txn_version(table, &app_id(name))
+pub async fn committed(cx: &FlowContext, table: &DeltaTable, name: &str) -> Result<i64, FlowError> {
+    Ok(cx
+        .tables
+        .txn_version(table, &app_id(name))
         .await?
         .unwrap_or(0))
 }
@@ -132,7 +134,7 @@ impl Flow for Declared<'_> {
             .open_for(&self.flow.target, &self.flow.name)
             .await?;
         let committed = match &table {
-            Some(t) => committed(t, &self.flow.target).await?,
+            Some(t) => committed(cx, t, &self.flow.target).await?,
             None => 0,
         };
         let state = match committed {

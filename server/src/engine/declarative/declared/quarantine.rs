@@ -54,7 +54,7 @@ pub(super) async fn write(
         }
     };
     let id = quarantine_app_id(target);
-    let rows = match tables::txn_version(&table, &id).await? {
+    let rows = match cx.tables.txn_version(&table, &id).await? {
         Some(done) if done > version => return Ok(()),
         Some(done) if done == version => match held(&table, &id, version).await? {
             Some(held) => without(&rows, &held)?,

@@ -177,7 +177,7 @@ async fn fixed_schema(cx: &FlowContext, graph: &Graph, path: &str) -> Option<Str
         let Ok(Some(table)) = cx.tables.open_named(&flow.target).await else {
             continue;
         };
-        let version = committed(&table, &flow.target)
+        let version = committed(cx, &table, &flow.target)
             .await
             .ok()
             .filter(|v| *v > 0)?;
@@ -207,7 +207,7 @@ fn union(a: &SchemaRef, b: &SchemaRef) -> SchemaRef {
 /// The columns dataset `name`'s table holds, if it has been written.
 async fn stored_columns(cx: &FlowContext, name: &str) -> Option<SchemaRef> {
     let table = cx.tables.open_named(name).await.ok()??;
-    committed(&table, name).await.ok()?;
+    committed(cx, &table, name).await.ok()?;
     tables::arrow_schema(&table).ok()
 }
 
