@@ -10,28 +10,138 @@ mod pages;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
-use leptos_router::components::{Route, Router, Routes};
+use std::sync::Arc;
+
+use leptos::tachys::view::iterators::StaticVec;
+use leptos_router::any_nested_route::{AnyNestedRoute, IntoAnyNestedRoute};
+use leptos_router::components::{RouteChildren, Router, Routes, RoutesProps};
 use leptos_router::hooks::use_location;
-use leptos_router::{SsrMode, path};
+use leptos_router::{NestedRoute, ParamSegment, PossibleRouteMatch, SsrMode, StaticSegment};
 
 use crate::components::{Session, lab_href, lab_of_path};
 use crate::model::{DEFAULT_LAB, Role};
 pub use components::Live;
 
-/// Routes of the dashboard's pages, in the order the navigation shows them.
-pub const PAGES: [(&str, &str); 11] = [
-    ("/", "Freshness"),
-    ("/runs", "Runs"),
-    ("/hours", "Reconciliation"),
-    ("/produce", "Produce"),
-    ("/topic", "Topic"),
-    ("/tables", "Tables"),
-    ("/pipeline", "Pipeline"),
-    ("/code", "Code"),
-    ("/landing", "Landing"),
-    ("/quality", "Quality"),
-    ("/events", "Events"),
+/// One page of a lab: its path within the lab, its name in the navigation (`None`: reached
+/// from another page), and its view. Every page is routed twice, from this one list: for the lab
+/// `default` (`/runs`) and for every lab (`/labs/ann/runs`).
+pub struct Page {
+    pub path: &'static str,
+    pub label: Option<&'static str>,
+    view: fn() -> AnyView,
+}
+
+/// The dashboard's pages, in the order the navigation shows them.
+pub const PAGES: [Page; 13] = [
+    Page {
+        path: "/",
+        label: Some("Freshness"),
+        view: || view! { <pages::freshness::FreshnessPage /> }.into_any(),
+    },
+    Page {
+        path: "/runs",
+        label: Some("Runs"),
+        view: || view! { <pages::runs::RunsPage /> }.into_any(),
+    },
+    Page {
+        path: "/hours",
+        label: Some("Reconciliation"),
+        view: || view! { <pages::hours::HoursPage /> }.into_any(),
+    },
+    Page {
+        path: "/produce",
+        label: Some("Produce"),
+        view: || view! { <pages::produce::ProducePage /> }.into_any(),
+    },
+    Page {
+        path: "/topic",
+        label: Some("Topic"),
+        view: || view! { <pages::topic::TopicPage /> }.into_any(),
+    },
+    Page {
+        path: "/tables",
+        label: Some("Tables"),
+        view: || view! { <pages::tables::TablesPage /> }.into_any(),
+    },
+    Page {
+        path: "/pipeline",
+        label: Some("Pipeline"),
+        view: || view! { <pages::pipeline::PipelinePage /> }.into_any(),
+    },
+    Page {
+        path: "/code",
+        label: Some("Code"),
+        view: || view! { <pages::code::CodePage /> }.into_any(),
+    },
+    Page {
+        path: "/landing",
+        label: Some("Landing"),
+        view: || view! { <pages::landing::LandingPage /> }.into_any(),
+    },
+    Page {
+        path: "/quality",
+        label: Some("Quality"),
+        view: || view! { <pages::quality::QualityPage /> }.into_any(),
+    },
+    Page {
+        path: "/events",
+        label: Some("Events"),
+        view: || view! { <pages::events::EventsPage /> }.into_any(),
+    },
+    Page {
+        path: "/runs/:id",
+        label: None,
+        view: || view! { <pages::run::RunPage /> }.into_any(),
+    },
+    Page {
+        path: "/history",
+        label: None,
+        view: || view! { <pages::history::HistoryPage /> }.into_any(),
+    },
 ];
+
+/// A page's path as route segments: under `/labs/:lab` when `in_lab`. A segment starting with
+/// `:` is a parameter.
+fn segments(path: &'static str, in_lab: bool) -> Arc<dyn PossibleRouteMatch + Send + Sync> {
+    let parts: Vec<&'static str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    fn part(p: &'static str) -> Arc<dyn PossibleRouteMatch + Send + Sync> {
+        match p.strip_prefix(':') {
+            Some(name) => Arc::new(ParamSegment(name)),
+            None => Arc::new(StaticSegment(p)),
+        }
+    }
+    let mut all: Vec<Arc<dyn PossibleRouteMatch + Send + Sync>> = match in_lab {
+        true => vec![part("labs"), part(":lab")],
+        false => vec![],
+    };
+    all.extend(parts.into_iter().map(part));
+    match all.as_slice() {
+        [] => Arc::new(()),
+        [a] => a.clone(),
+        [a, b] => Arc::new((a.clone(), b.clone())),
+        [a, b, c] => Arc::new((a.clone(), b.clone(), c.clone())),
+        [a, b, c, d] => Arc::new((a.clone(), b.clone(), c.clone(), d.clone())),
+        _ => unreachable!("a page's path has at most two segments: {path}"),
+    }
+}
+
+/// Every route: the sign-in page, the overview of labs, and each page for every lab.
+fn routes() -> StaticVec<AnyNestedRoute> {
+    let mut all = vec![
+        NestedRoute::new(StaticSegment("login"), pages::login::LoginPage).into_any_nested_route(),
+        NestedRoute::new(StaticSegment("labs"), pages::labs::LabsPage)
+            .ssr_mode(SsrMode::Async)
+            .into_any_nested_route(),
+    ];
+    for in_lab in [true, false] {
+        for page in &PAGES {
+            let route =
+                NestedRoute::new(segments(page.path, in_lab), page.view).ssr_mode(SsrMode::Async);
+            all.push(route.into_any_nested_route());
+        }
+    }
+    all.into()
+}
 
 /// The HTML document around the app; the server renders it for every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -65,44 +175,12 @@ pub fn App() -> impl IntoView {
         <Router>
             <TopBar />
             <main>
-                <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
-                    <Route path=path!("/login") view=pages::login::LoginPage />
-                    <Route path=path!("/labs") view=pages::labs::LabsPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/hours") view=pages::hours::HoursPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/produce") view=pages::produce::ProducePage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/topic") view=pages::topic::TopicPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/tables") view=pages::tables::TablesPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/pipeline") view=pages::pipeline::PipelinePage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/code") view=pages::code::CodePage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/events") view=pages::events::EventsPage ssr=SsrMode::Async />
-                    <Route path=path!("/labs/:lab/history") view=pages::history::HistoryPage ssr=SsrMode::Async />
-                    <Route path=path!("/") view=pages::freshness::FreshnessPage ssr=SsrMode::Async />
-                    <Route path=path!("/runs") view=pages::runs::RunsPage ssr=SsrMode::Async />
-                    <Route path=path!("/runs/:id") view=pages::run::RunPage ssr=SsrMode::Async />
-                    <Route path=path!("/hours") view=pages::hours::HoursPage ssr=SsrMode::Async />
-                    <Route
-                        path=path!("/produce")
-                        view=pages::produce::ProducePage
-                        ssr=SsrMode::Async
-                    />
-                    <Route path=path!("/topic") view=pages::topic::TopicPage ssr=SsrMode::Async />
-                    <Route path=path!("/tables") view=pages::tables::TablesPage ssr=SsrMode::Async />
-                    <Route
-                        path=path!("/pipeline")
-                        view=pages::pipeline::PipelinePage
-                        ssr=SsrMode::Async
-                    />
-                    <Route path=path!("/code") view=pages::code::CodePage ssr=SsrMode::Async />
-                    <Route path=path!("/landing") view=pages::landing::LandingPage ssr=SsrMode::Async />
-                    <Route path=path!("/quality") view=pages::quality::QualityPage ssr=SsrMode::Async />
-                    <Route path=path!("/events") view=pages::events::EventsPage ssr=SsrMode::Async />
-                    <Route path=path!("/history") view=pages::history::HistoryPage ssr=SsrMode::Async />
-                </Routes>
+                {Routes(
+                    RoutesProps::builder()
+                        .fallback(|| view! { <p class="error">"No such page."</p> })
+                        .children(RouteChildren::to_children(routes))
+                        .build(),
+                )}
             </main>
         </Router>
     }
@@ -125,10 +203,11 @@ fn TopBar() -> impl IntoView {
             <nav>
                 {PAGES
                     .iter()
+                    .filter_map(|page| Some((page.path, page.label?)))
                     .map(|(page, label)| {
                         let target = move || lab_href(&lab(), page);
                         let current = move || (path.get() == target()).then_some("page");
-                        view! { <a href=target aria-current=current>{*label}</a> }
+                        view! { <a href=target aria-current=current>{label}</a> }
                     })
                     .collect_view()}
             </nav>
