@@ -315,7 +315,7 @@ fn serve_with_an_instructor_token_may_listen_for_other_machines() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("instructor token: at least 16"),
+        stderr(&out).contains("instructor-token: at least 16"),
         "{}",
         stderr(&out)
     );

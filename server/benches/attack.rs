@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use reckon::config::{RunLimits, Serving};
 use reckon::kafka::broker::Started;
-use reckon::service::labs::{Labs, LabsConfig};
-use reckon::service::runner::child::Limits;
+use reckon::service::labs::Labs;
 use reckon::{Config, Lab};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -102,10 +102,10 @@ async fn bench() -> anyhow::Result<()> {
             other => anyhow::bail!("unknown argument {other:?}"),
         }
     }
-    let limits = Limits {
+    let limits = RunLimits {
         wall: Duration::from_secs(wall),
         resident: 512 << 20,
-        ..Limits::DEFAULT
+        ..RunLimits::DEFAULT
     };
     let dir = tempfile::tempdir()?;
     let mut config = Config::new(dir.path());
@@ -115,15 +115,14 @@ async fn bench() -> anyhow::Result<()> {
         false => matches!(config.local_broker.start().await?, Started::Now { .. }),
     };
     Lab::new(config.clone()).kafka().await?;
-    let labs = Labs::open(
-        config.clone(),
-        LabsConfig {
-            instructor_token: Some(INSTRUCTOR.into()),
-            max_runs: 4,
-            run_limits: limits,
-        },
-    )
-    .await?;
+    let mut serving_config = config.clone();
+    serving_config.serving = Serving {
+        instructor_token: Some(INSTRUCTOR.into()),
+        max_runs: 4,
+        run_limits: limits,
+        ..Default::default()
+    };
+    let labs = Labs::open(serving_config).await?;
     let site = tempfile::tempdir()?;
     let state = reckon::web::AppState::new(labs, site.path().to_path_buf());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -11,7 +11,8 @@
 use std::time::{Duration, Instant};
 
 use reckon::bench::{self, Workload};
-use reckon::service::runner::child::{self, Limits};
+use reckon::config::RunLimits;
+use reckon::service::runner::child;
 use reckon::{Config, Lab};
 
 #[tokio::main]
@@ -42,7 +43,7 @@ async fn main() -> anyhow::Result<()> {
             .await?;
         let (_cancel, never) = tokio::sync::watch::channel(false);
         let started = Instant::now();
-        child::run(&lab, &warm, true, |_| {}, Limits::DEFAULT, never.clone())
+        child::run(&lab, &warm, true, |_| {}, RunLimits::DEFAULT, never.clone())
             .await
             .map_err(|e| anyhow::anyhow!("the child's run failed: {e}"))?;
         outside.push(started.elapsed());
@@ -56,7 +57,7 @@ async fn main() -> anyhow::Result<()> {
                 &child::Warm::default(),
                 true,
                 |_| {},
-                Limits::DEFAULT,
+                RunLimits::DEFAULT,
                 never,
             )
             .await
@@ -120,7 +121,7 @@ async fn incremental(dir: &std::path::Path, big: usize, runs: usize) -> anyhow::
                 .await?;
             let (_cancel, never) = tokio::sync::watch::channel(false);
             let started = Instant::now();
-            child::run(lab, warm, true, |_| {}, Limits::DEFAULT, never)
+            child::run(lab, warm, true, |_| {}, RunLimits::DEFAULT, never)
                 .await
                 .map_err(|e| anyhow::anyhow!("the child's run failed: {e}"))?;
             took.push(started.elapsed());

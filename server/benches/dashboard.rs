@@ -82,7 +82,7 @@ async fn main() {
     );
 
     let site = tempfile::tempdir().unwrap();
-    let labs = reckon::service::labs::Labs::open(lab.config.clone(), Default::default())
+    let labs = reckon::service::labs::Labs::open(lab.config.clone())
         .await
         .unwrap();
     let state = AppState::new(labs, site.path().to_path_buf());

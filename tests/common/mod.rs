@@ -217,14 +217,15 @@ impl TestLab {
         self.server(site, self.config(), Default::default()).await
     }
 
-    /// The dashboard's state for `config` (this folder's), with its labs set up as `labs` says.
+    /// The dashboard's state for `config` (this folder's), serving its labs as `serving` says.
     pub async fn server(
         &self,
         site: &Path,
-        config: reckon::Config,
-        labs: reckon::service::labs::LabsConfig,
+        mut config: reckon::Config,
+        serving: reckon::config::Serving,
     ) -> reckon::web::AppState {
-        let labs = reckon::service::labs::Labs::open(config, labs)
+        config.serving = serving;
+        let labs = reckon::service::labs::Labs::open(config)
             .await
             .expect("open the labs");
         reckon::web::AppState::new(labs, site.to_path_buf())

@@ -3,8 +3,7 @@
 //! one the learner cancels each end that run with its reason; the server answers throughout, and
 //! the lab's next run goes on as after a crash.
 
-use reckon::service::labs::LabsConfig;
-use reckon::service::runner::child::Limits;
+use reckon::config::{RunLimits, Serving};
 
 use super::*;
 
@@ -18,13 +17,14 @@ const SLOW: &str = "CREATE MATERIALIZED VIEW slow AS SELECT sum(a * b) AS s \
 const SMALL: &str = "CREATE MATERIALIZED VIEW small AS SELECT 1 AS one;\n";
 
 /// A server whose runs may take `limits`, and a learner's lab `ann` holding a project.
-async fn lab_with(name: &str, limits: Limits) -> (Server, String) {
+async fn lab_with(name: &str, limits: RunLimits) -> (Server, String) {
     let server = Server::with_config(
         name,
-        LabsConfig {
+        Serving {
             instructor_token: Some(INSTRUCTOR.into()),
             max_runs: 2,
             run_limits: limits,
+            ..Default::default()
         },
     )
     .await;
@@ -69,7 +69,7 @@ async fn answers(server: &Server, ann: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deep_expression_runs_and_one_past_the_limit_is_refused_at_save() {
-    let (server, ann) = lab_with("deep", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("deep", RunLimits::DEFAULT).await;
     // 1,990 terms: deeper than a 2 MiB stack took (the server aborted at 500), within the limit.
     let deep = format!(
         "CREATE MATERIALIZED VIEW deep AS SELECT {} AS v;\n",
@@ -100,10 +100,10 @@ async fn a_deep_expression_runs_and_one_past_the_limit_is_refused_at_save() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
-    let limits = Limits {
+    let limits = RunLimits {
         wall: Duration::from_secs(4),
         resident: 512 << 20,
-        ..Limits::DEFAULT
+        ..RunLimits::DEFAULT
     };
     let (server, ann) = lab_with("bounded", limits).await;
     save(&server, &ann, SLOW).await.ok("a slow query");
@@ -146,7 +146,7 @@ async fn a_run_past_its_time_or_memory_is_stopped_and_the_next_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_learner_cancels_a_run_and_it_ends_at_once() {
-    let (server, ann) = lab_with("cancel", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("cancel", RunLimits::DEFAULT).await;
     save(&server, &ann, SLOW).await.ok("a slow query");
     let started = server
         .ok("POST", "/api/labs/ann/runs", &ann, json!({}))
@@ -178,7 +178,7 @@ async fn a_learner_cancels_a_run_and_it_ends_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
-    let (server, ann) = lab_with("crashed", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("crashed", RunLimits::DEFAULT).await;
     save(&server, &ann, SMALL).await.ok("a small view");
     // A command-line run of the lab that dies mid-way: its record says running.
     let project = server.folder("ann").join("project");
@@ -209,7 +209,7 @@ async fn a_run_cut_by_a_crash_is_recorded_so_before_the_next_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_name_that_is_a_path_is_bad_input_not_a_server_error() {
-    let (server, ann) = lab_with("history-path", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("history-path", RunLimits::DEFAULT).await;
     let uri = "/api/labs/ann/pipeline/history?table=../x&key=1";
     let answer = server.api("GET", uri, Some(&ann), json!({})).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
@@ -224,7 +224,7 @@ fn warm_pid(server: &Server) -> Option<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_labs_run_process_is_kept_between_runs_and_sees_what_others_wrote() {
-    let (server, ann) = lab_with("warm", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("warm", RunLimits::DEFAULT).await;
     save(&server, &ann, SMALL).await.ok("a small view");
     succeeds(&server, &ann).await;
     let first = warm_pid(&server).expect("the run's process is kept after a good run");
@@ -253,7 +253,7 @@ async fn a_labs_run_process_is_kept_between_runs_and_sees_what_others_wrote() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_save_reads_the_project_in_a_child_within_the_limits_and_sweeps_crashed_saves() {
-    let (server, ann) = lab_with("save-child", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("save-child", RunLimits::DEFAULT).await;
     // A crashed save's scratch folder, an hour old, and one of a save under way.
     let lab = server.folder("ann");
     let (crashed, current) = (lab.join(".project-checkAbC"), lab.join(".project-checkXyZ"));
@@ -272,9 +272,9 @@ async fn a_save_reads_the_project_in_a_child_within_the_limits_and_sweeps_crashe
     // 512 MiB stack, so the save is refused with why, and the file stays as it was.
     let (tight, bob) = lab_with(
         "save-child-tight",
-        Limits {
+        RunLimits {
             data: 64 << 20,
-            ..Limits::DEFAULT
+            ..RunLimits::DEFAULT
         },
     )
     .await;
@@ -295,7 +295,7 @@ async fn a_save_reads_the_project_in_a_child_within_the_limits_and_sweeps_crashe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_cell_is_shown_cut_and_the_page_stays_small() {
-    let (server, ann) = lab_with("huge-cell", Limits::DEFAULT).await;
+    let (server, ann) = lab_with("huge-cell", RunLimits::DEFAULT).await;
     let sql = "CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('landing/big', format => 'json');\n";
     save(&server, &ann, sql).await.ok("a streaming table");
     let landing = server.folder("ann").join("landing/big");

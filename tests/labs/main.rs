@@ -15,8 +15,8 @@ use std::path::Path;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::{Answer, SEED_BLOCK};
+use reckon::config::Rates;
 use reckon::limit::Rate;
-use reckon::web::Rates;
 use serde_json::{Value, json};
 use server::{INSTRUCTOR, Server};
 

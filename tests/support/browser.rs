@@ -51,7 +51,7 @@ pub fn built_site() -> PathBuf {
 /// A shared server on `lab`'s folder and topic that asks for tokens (`instructor` is the
 /// instructor's), served on a loopback port: its base URL.
 pub async fn serve_shared(lab: &crate::common::TestLab, instructor: &str) -> (String, Served) {
-    let labs = reckon::service::labs::LabsConfig {
+    let labs = reckon::config::Serving {
         instructor_token: Some(instructor.into()),
         max_runs: 2,
         ..Default::default()

@@ -11,8 +11,8 @@ use std::path::Path;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use reckon::service::labs::LabsConfig;
-use reckon::web::{AppState, Rates, app};
+use reckon::config::{Rates, Serving};
+use reckon::web::{AppState, app};
 use serde_json::{Value, json};
 
 use crate::common::{self, Answer, TestLab};
@@ -36,7 +36,7 @@ impl Server {
 
     /// A server on its own folder and topic; with `instructor`, it asks for tokens.
     pub async fn with(name: &str, instructor: bool, max_runs: usize) -> Self {
-        let labs = LabsConfig {
+        let labs = Serving {
             instructor_token: instructor.then(|| INSTRUCTOR.to_string()),
             max_runs,
             ..Default::default()
@@ -45,7 +45,7 @@ impl Server {
     }
 
     /// A server on its own folder and topic, as `labs` says.
-    pub async fn with_config(name: &str, labs: LabsConfig) -> Self {
+    pub async fn with_config(name: &str, labs: Serving) -> Self {
         let lab = TestLab::new(name);
         let site = tempfile::tempdir().unwrap();
         let state = lab.server(site.path(), lab.config(), labs).await;

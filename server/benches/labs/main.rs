@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reckon::kafka::broker::Started;
-use reckon::service::labs::{Labs, LabsConfig};
+use reckon::service::labs::Labs;
 use reckon::{Config, Lab};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -140,28 +140,25 @@ async fn bench() -> anyhow::Result<()> {
         false => matches!(config.local_broker.start().await?, Started::Now { .. }),
     };
     Lab::new(config.clone()).kafka().await?;
-    let labs = Labs::open(
-        config.clone(),
-        LabsConfig {
-            instructor_token: Some(INSTRUCTOR.into()),
-            max_runs: 4,
-            ..Default::default()
-        },
-    )
-    .await?;
-    let site = tempfile::tempdir()?;
     // The engine's speed is measured, not the limits a server puts on one client.
     let unlimited = reckon::limit::Rate {
         burst: 1_000_000,
         per_second: 1_000_000.0,
     };
-    let state = reckon::web::AppState::new(labs, site.path().to_path_buf()).with_rates(
-        reckon::web::Rates {
+    let mut serving_config = config.clone();
+    serving_config.serving = reckon::config::Serving {
+        instructor_token: Some(INSTRUCTOR.into()),
+        max_runs: 4,
+        rates: reckon::config::Rates {
             sends: unlimited,
             writes: unlimited,
             ..Default::default()
         },
-    );
+        ..Default::default()
+    };
+    let labs = Labs::open(serving_config).await?;
+    let site = tempfile::tempdir()?;
+    let state = reckon::web::AppState::new(labs, site.path().to_path_buf());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

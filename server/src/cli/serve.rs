@@ -4,8 +4,9 @@ use anyhow::{Context, bail};
 use app::api::Backend;
 
 use super::args::ServeArgs;
+use crate::config::{Rates, Serving};
 use crate::service::lab::Lab;
-use crate::service::labs::{Labs, LabsConfig};
+use crate::service::labs::Labs;
 use crate::web;
 
 /// Without an instructor token the dashboard asks nobody who they are, so it serves this machine
@@ -34,20 +35,24 @@ pub async fn execute(lab: &Lab, args: ServeArgs) -> anyhow::Result<()> {
         .instructor_token
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty());
-    match &instructor_token {
-        None => refuse_unprotected(&args.addr).await?,
-        Some(token) if token.len() < 16 => {
-            bail!("instructor token: at least 16 characters, so it cannot be guessed")
-        }
-        Some(_) => {}
+    let mut config = lab.config.clone();
+    config.serving = Serving {
+        instructor_token,
+        max_runs: args.max_runs,
+        rates: Rates {
+            sends: crate::limit::Rate {
+                burst: args.produce_burst,
+                per_second: args.produce_rate,
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    config.serving.validate()?;
+    if config.serving.instructor_token.is_none() {
+        refuse_unprotected(&args.addr).await?;
     }
-    if args.max_runs == 0 {
-        bail!("max-runs: at least 1");
-    }
-    if args.produce_burst == 0 || !(args.produce_rate > 0.0) {
-        bail!("produce-burst, produce-rate: above 0");
-    }
-    if lab.config.lab != app::model::DEFAULT_LAB {
+    if config.lab != app::model::DEFAULT_LAB {
         bail!("lab: the server serves every lab; start it without --lab");
     }
     // Start the local broker now, not at the first click.
@@ -55,15 +60,7 @@ pub async fn execute(lab: &Lab, args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&args.addr)
         .await
         .with_context(|| format!("addr: cannot listen on {}", args.addr))?;
-    let labs = Labs::open(
-        lab.config.clone(),
-        LabsConfig {
-            instructor_token,
-            max_runs: args.max_runs,
-            ..Default::default()
-        },
-    )
-    .await?;
+    let labs = Labs::open(config).await?;
     println!("Reckon's dashboard: http://{}", listener.local_addr()?);
     if let Some(seconds) = args.schedule {
         labs.default_lab()
@@ -74,13 +71,7 @@ pub async fn execute(lab: &Lab, args: ServeArgs) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("schedule: {e}"))?;
     }
-    let state = web::AppState::new(labs, args.site).with_rates(web::Rates {
-        sends: crate::limit::Rate {
-            burst: args.produce_burst,
-            per_second: args.produce_rate,
-        },
-        ..Default::default()
-    });
+    let state = web::AppState::new(labs, args.site);
     web::serve(listener, state, web::shutdown_signal()).await?;
     Ok(())
 }

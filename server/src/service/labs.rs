@@ -20,40 +20,6 @@ use crate::service::pages::freshness;
 use crate::service::runner::LabRunner;
 use crate::store::History;
 
-/// How the server's labs are run and guarded.
-#[derive(Clone)]
-pub struct LabsConfig {
-    /// The instructor's token; `None`: a single-user server that asks for no token.
-    pub instructor_token: Option<String>,
-    /// Pipeline runs at once across all labs.
-    pub max_runs: usize,
-    /// What each run's process may take (memory, CPU and wall time, open files).
-    pub run_limits: crate::service::runner::child::Limits,
-}
-
-/// Never shows the token: a `{:?}` of the config must not put it in a log.
-impl std::fmt::Debug for LabsConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LabsConfig")
-            .field(
-                "instructor_token",
-                &self.instructor_token.as_ref().map(|_| "<set>"),
-            )
-            .field("max_runs", &self.max_runs)
-            .finish()
-    }
-}
-
-impl Default for LabsConfig {
-    fn default() -> Self {
-        Self {
-            instructor_token: None,
-            max_runs: 4,
-            run_limits: crate::service::runner::child::Limits::DEFAULT,
-        }
-    }
-}
-
 pub struct Labs {
     /// The default lab's config: every other lab's is derived from it.
     root: Config,
@@ -61,7 +27,7 @@ pub struct Labs {
     pub auth: Auth,
     dashboards: Mutex<BTreeMap<String, Arc<LabRunner>>>,
     run_slots: Arc<Semaphore>,
-    run_limits: crate::service::runner::child::Limits,
+    run_limits: crate::config::RunLimits,
     /// Whether new labs start their schedule (the server is serving).
     scheduling: std::sync::atomic::AtomicBool,
     /// Held while a lab is made or deleted: one of those at a time, never interleaved.
@@ -71,8 +37,10 @@ pub struct Labs {
 }
 
 impl Labs {
-    /// Opens the default lab in `root` and every lab recorded in its history.
-    pub async fn open(root: Config, config: LabsConfig) -> Result<Arc<Self>, LabError> {
+    /// Opens the default lab in `root` and every lab recorded in its history, served as
+    /// `root.serving` says.
+    pub async fn open(root: Config) -> Result<Arc<Self>, LabError> {
+        let config = root.serving.clone();
         let history = History::open(&root.history).await?;
         let registry = Registry::new(history.clone());
         let auth = Auth::new(config.instructor_token.as_deref(), registry.clone())
@@ -116,6 +84,11 @@ impl Labs {
 
     pub fn get(&self, name: &str) -> Option<Arc<LabRunner>> {
         self.dashboards().get(name).cloned()
+    }
+
+    /// How the server serves these labs.
+    pub fn serving(&self) -> &crate::config::Serving {
+        &self.root.serving
     }
 
     pub fn default_lab(&self) -> Arc<LabRunner> {

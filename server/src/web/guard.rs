@@ -16,46 +16,9 @@ use axum::response::{IntoResponse, Response};
 use super::AppState;
 use super::api::Failure;
 use crate::access;
+use crate::config::Rates;
 use crate::limit::{Limit, Rate};
 use app::model::DEFAULT_LAB;
-
-/// The rates every write is held to.
-#[derive(Debug, Clone, Copy)]
-pub struct Rates {
-    /// Sends (the API's produce, the produce forms) per client and lab.
-    pub sends: Rate,
-    /// Any write per client (its verified token or session, else its address).
-    pub writes: Rate,
-    /// Sign-in attempts per address.
-    pub sign_ins: Rate,
-    /// Requests with a token this server has not verified yet, per address: guesses of the
-    /// instructor's or a lab's token are slowed, and each lab token guessed costs an argon2.
-    pub guesses: Rate,
-}
-
-impl Default for Rates {
-    /// Generous for a person clicking and for the course's scripts; a runaway loop is slowed.
-    fn default() -> Self {
-        Self {
-            sends: Rate {
-                burst: 50,
-                per_second: 20.0,
-            },
-            writes: Rate {
-                burst: 120,
-                per_second: 20.0,
-            },
-            sign_ins: Rate {
-                burst: 10,
-                per_second: 0.2,
-            },
-            guesses: Rate {
-                burst: 30,
-                per_second: 0.5,
-            },
-        }
-    }
-}
 
 /// The limits of one server, by kind.
 pub struct Limits {

@@ -30,7 +30,6 @@ use leptos_axum::{
 use tokio::sync::watch;
 
 use crate::service::labs::Labs;
-pub use guard::Rates;
 pub use live::{PER_ADDRESS as LIVE_PER_ADDRESS, PER_CLIENT as LIVE_PER_CLIENT};
 pub use serve::{Timeouts, serve, serve_with, shutdown_signal};
 
@@ -65,10 +64,11 @@ impl AppState {
             .site_pkg_dir("pkg")
             .build();
         let (stop, stopping) = watch::channel(false);
+        let rates = labs.serving().rates;
         Self {
             labs,
             leptos,
-            limits: Arc::new(guard::Limits::new(Rates::default())),
+            limits: Arc::new(guard::Limits::new(rates)),
             stopping,
             stop: Arc::new(stop),
             live: Arc::default(),
@@ -81,7 +81,7 @@ impl AppState {
         self.live.held()
     }
 
-    pub fn with_rates(self, rates: Rates) -> Self {
+    pub fn with_rates(self, rates: crate::config::Rates) -> Self {
         Self {
             limits: Arc::new(guard::Limits::new(rates)),
             ..self

@@ -44,7 +44,7 @@ pub struct LabRunner {
     /// Runs at once across the server's labs: a run waits for one of these first.
     run_slots: Arc<Semaphore>,
     /// What each run's process may take.
-    run_limits: child::Limits,
+    run_limits: crate::config::RunLimits,
     /// The lab's run process kept between runs.
     warm: Arc<child::Warm>,
 }
@@ -55,7 +55,7 @@ impl LabRunner {
     pub fn new(
         lab: Lab,
         registry: Registry,
-        (run_slots, run_limits): (Arc<Semaphore>, child::Limits),
+        (run_slots, run_limits): (Arc<Semaphore>, crate::config::RunLimits),
         public: bool,
     ) -> Arc<Self> {
         let settings = SettingsStore::open(

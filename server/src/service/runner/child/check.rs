@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Limits, Process};
+use super::Process;
+use crate::config::RunLimits;
 use crate::service::lab::Lab;
 use crate::service::lab::reading::ReadProject;
 use crate::service::lab::workspace::WorkspaceError;
@@ -21,7 +22,7 @@ const CHECK_WALL: Duration = Duration::from_secs(60);
 pub async fn check_project(
     lab: &Lab,
     dir: &Path,
-    limits: &Limits,
+    limits: &RunLimits,
     validate: bool,
 ) -> Result<Read, WorkspaceError> {
     let unreadable = |why: String| WorkspaceError::Unreadable(why);
@@ -65,7 +66,7 @@ pub async fn check_project(
 }
 
 /// The server's labs read their projects for pages in a child process within `limits`.
-pub fn reader(limits: Limits) -> ReadProject {
+pub fn reader(limits: RunLimits) -> ReadProject {
     Arc::new(move |lab, dir| {
         Box::pin(async move {
             check_project(&lab, &dir, &limits, false)

@@ -3,7 +3,7 @@
 //! overflow a stack, take all the memory or spin for ever, and none of that can be stopped
 //! inside a process. The parent sets hard limits before the child starts (`setrlimit`: private
 //! data, CPU time, open files; `process.rs`), polls the child's resident memory and kills it past
-//! [`Limits::resident`], kills it at [`Limits::wall`], and kills it when a lab's run is cancelled.
+//! [`RunLimits::resident`](crate::config::RunLimits), kills it at its wall time, and kills it when a lab's run is cancelled.
 //! The child records its run in the history as the command line does; a child that dies is
 //! recorded by the parent, with how it ended, and the next run recovers as after a crash (every
 //! flow's state is committed with its data).
@@ -23,6 +23,7 @@ use app::api::ApiError;
 use app::model::RunStatus;
 use tokio::sync::watch;
 
+use crate::config::RunLimits;
 use crate::service::lab::Lab;
 use process::Process;
 
@@ -30,33 +31,6 @@ mod check;
 mod process;
 
 pub use check::{check_project, reader};
-
-/// What a run's process may take.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Resident memory (bytes), polled; past it the child is killed.
-    pub resident: u64,
-    /// Private writable memory it may map (`RLIMIT_DATA`), reservations and stacks included.
-    pub data: u64,
-    /// CPU seconds (`RLIMIT_CPU`), all threads together.
-    pub cpu_seconds: u64,
-    /// Wall time; past it the child is killed.
-    pub wall: Duration,
-    /// Open files (`RLIMIT_NOFILE`).
-    pub files: u64,
-}
-
-impl Limits {
-    pub const DEFAULT: Limits = Limits {
-        resident: 2 << 30,
-        // jemalloc's arenas, the run's 512 MiB stack and tokio's threads reserve more than they
-        // use: 16 GiB of mappings for 2 GiB resident leaves them room.
-        data: 16 << 30,
-        cpu_seconds: 900,
-        wall: Duration::from_secs(300),
-        files: 4096,
-    };
-}
 
 /// A warm child's idle time after which it ends itself (`reckon worker --idle`).
 pub const IDLE_CHILD: Duration = Duration::from_secs(300);
@@ -122,7 +96,7 @@ pub async fn run(
     warm: &Warm,
     dedup: bool,
     started: impl FnOnce(Option<i64>),
-    limits: Limits,
+    limits: RunLimits,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<(), ApiError> {
     end_crashed_runs(lab).await;
@@ -195,7 +169,7 @@ async fn drive(
     lab: &Lab,
     dedup: bool,
     started: &mut Option<impl FnOnce(Option<i64>)>,
-    limits: &Limits,
+    limits: &RunLimits,
     cancel: &mut watch::Receiver<bool>,
 ) -> Outcome {
     let mut outcome = Outcome {

@@ -11,7 +11,7 @@ use app::api::ApiError;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::Limits;
+use crate::config::RunLimits;
 use crate::service::lab::Lab;
 
 /// How far behind the server's threads a run's go (the child's nice value): a run can keep both
@@ -38,7 +38,7 @@ pub(super) struct Process {
 
 impl Process {
     /// Starts `reckon worker` for `lab` within `limits`; it waits for commands on its stdin.
-    pub(super) fn start(lab: &Lab, limits: &Limits) -> Result<Self, ApiError> {
+    pub(super) fn start(lab: &Lab, limits: &RunLimits) -> Result<Self, ApiError> {
         let idle = super::IDLE_CHILD.as_secs().to_string();
         Self::start_with(lab, limits, &["--idle".as_ref(), idle.as_ref()])
     }
@@ -46,7 +46,7 @@ impl Process {
     /// Starts `reckon worker` for `lab` within `limits`, with `args` after `worker`.
     pub(super) fn start_with(
         lab: &Lab,
-        limits: &Limits,
+        limits: &RunLimits,
         args: &[&std::ffi::OsStr],
     ) -> Result<Self, ApiError> {
         let mut command = Command::new(program()?);
@@ -172,7 +172,7 @@ fn program() -> Result<PathBuf, ApiError> {
 /// core files, a lower priority, and first in line for the kernel's OOM killer. The CPU time's
 /// hard limit stays the server's: the child, kept between runs, moves its soft limit to its
 /// time used so far plus each run's own (`worker.rs`).
-fn limit_self(limits: &Limits) -> std::io::Result<()> {
+fn limit_self(limits: &RunLimits) -> std::io::Result<()> {
     let set = |resource, value: u64, hard_too: bool| {
         let mut limit = libc::rlimit {
             rlim_cur: 0,

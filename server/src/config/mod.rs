@@ -7,6 +7,10 @@ use app::model::DEFAULT_LAB;
 
 use crate::crash::CrashPoint;
 
+mod serving;
+
+pub use serving::{LEAST_TOKEN, Rates, RunLimits, Serving};
+
 /// The Kafka version whose jars `kafka/fetch-jars.sh` fetches; the local broker runs from them.
 pub const KAFKA_VERSION: &str = "4.1.1";
 
@@ -37,6 +41,8 @@ pub struct Config {
     pub vacuum_after: Option<Duration>,
     /// Where to abort the process on purpose: crash tests only.
     pub crash_at: Option<CrashPoint>,
+    /// How `reckon serve` serves the labs (the defaults elsewhere).
+    pub serving: Serving,
 }
 
 /// Small files a pack must take before a check's compaction makes it: a run adds one or two a
@@ -116,6 +122,7 @@ impl Config {
             compact_after: COMPACT_AFTER,
             vacuum_after: vacuum_after(VACUUM_AFTER_HOURS).expect("the default is in bounds"),
             crash_at: None,
+            serving: Serving::default(),
         }
     }
 
@@ -209,7 +216,7 @@ pub struct ConfigError {
     pub why: String,
 }
 
-fn invalid(field: &'static str, why: impl Into<String>) -> ConfigError {
+pub(crate) fn invalid(field: &'static str, why: impl Into<String>) -> ConfigError {
     ConfigError {
         field,
         why: why.into(),
