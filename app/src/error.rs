@@ -93,13 +93,6 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-/// A whole number typed in a field, a query or a form, or a 400 naming the field.
-pub fn whole_number(field: &str, text: &str) -> Result<i64, ApiError> {
-    text.trim()
-        .parse()
-        .map_err(|_| ApiError::field(field, format!("must be a whole number, got {text:?}")))
-}
-
 /// An [`ApiError`] as JSON: what is wrong in words, the field at fault, the HTTP status.
 #[derive(Serialize, Deserialize)]
 struct ErrorBody {

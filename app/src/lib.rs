@@ -5,6 +5,7 @@
 pub mod api;
 mod components;
 pub mod error;
+pub mod fields;
 pub mod model;
 mod pages;
 

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 pub use crate::error::ApiError;
 #[cfg(feature = "ssr")]
-use crate::error::whole_number;
+use crate::fields::{self, whole_number};
 
 pub use backend::{Access, EventForm};
 #[cfg(feature = "ssr")]
@@ -88,7 +88,7 @@ pub async fn get_runs(
 #[server(prefix = "/fn", endpoint = "run")]
 pub async fn get_run(lab: String, id: String) -> Result<RunDetail, ApiError> {
     guarded(async move {
-        let id = whole_number("id", &id)?;
+        let id = fields::run_id(&id)?;
         open(&lab, Access::Read, &None).await?.run(id).await
     })
     .await
@@ -186,11 +186,7 @@ pub async fn get_table(
 ) -> Result<TableView, ApiError> {
     guarded(async move {
         let version = version.map(|v| whole_number("version", &v)).transpose()?;
-        let page = match page.as_deref() {
-            None | Some("") => 0,
-            Some(p) => usize::try_from(whole_number("page", p)?)
-                .map_err(|_| ApiError::field("page", "must be 0 or more"))?,
-        };
+        let page = fields::page(page.as_deref())?;
         let wanted = RowsWanted {
             column: column.filter(|c| !c.is_empty()),
             op,
@@ -226,15 +222,7 @@ pub async fn save_settings(
 ) -> Result<Settings, ApiError> {
     guarded(async move {
         let lab = open(&lab, Access::Write, &csrf).await?;
-        let schedule = match schedule_seconds.trim() {
-            "" | "0" => None,
-            text => Some(text.parse::<u64>().map_err(|_| {
-                ApiError::field(
-                    "schedule_seconds",
-                    "a whole number of seconds, or empty for no schedule",
-                )
-            })?),
-        };
+        let schedule = fields::schedule_seconds(&schedule_seconds)?;
         lab.update_settings(SettingsChange {
             schedule_seconds: Some(schedule),
             dedup: Some(ticked(&dedup)),

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::error::ApiError;
 #[cfg(feature = "ssr")]
-use crate::error::whole_number;
+use crate::fields::whole_number;
 use crate::model::*;
 
 #[cfg(feature = "ssr")]

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::error::whole_number;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -14,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::AppState;
+use super::fields::{self, Body};
 use crate::access;
 use crate::service::pages::produce;
 use crate::service::runner::LabRunner;
@@ -78,35 +78,6 @@ pub(super) async fn open(
     state.labs.open_lab(headers, params.lab(), access).await
 }
 
-/// A whole-number query parameter, or a 400 naming it.
-pub(super) fn int_param(
-    query: &HashMap<String, String>,
-    name: &str,
-) -> Result<Option<i64>, ApiError> {
-    query.get(name).map(|v| whole_number(name, v)).transpose()
-}
-
-/// A true/false query parameter, or a 400 naming it.
-pub(super) fn bool_param(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
-    match query.get(name).map(String::as_str) {
-        None | Some("false") | Some("0") => Ok(false),
-        Some("true") | Some("1") | Some("") => Ok(true),
-        Some(other) => Err(ApiError::field(
-            name,
-            format!("must be true or false, got {other:?}"),
-        )),
-    }
-}
-
-/// A JSON object body, or a 400 saying what is wrong with it.
-pub(super) fn object(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
-    match serde_json::from_slice(body) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::field("body", "must be a JSON object")),
-        Err(e) => Err(ApiError::field("body", format!("not JSON: {e}"))),
-    }
-}
-
 pub async fn freshness(
     State(state): State<AppState>,
     params: Params,
@@ -123,8 +94,8 @@ pub async fn runs(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<app::model::RunsPage> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    let before = int_param(&query, "before")?;
-    let limit = int_param(&query, "limit")?.unwrap_or(50);
+    let before = fields::whole(&query, "before")?;
+    let limit = fields::whole(&query, "limit")?.unwrap_or(50);
     Ok(Json(lab.runs(before, limit).await?))
 }
 
@@ -135,7 +106,7 @@ pub async fn start_run(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, Failure> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
-    let wait = bool_param(&query, "wait")?;
+    let wait = fields::flag(&query, "wait")?;
     let run = lab.start_run("api", wait).await?;
     let status = if wait {
         StatusCode::OK
@@ -162,10 +133,7 @@ pub async fn run(
     headers: HeaderMap,
 ) -> Answer<app::model::RunDetail> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    let id = params.0.get("id").map_or("", String::as_str);
-    let id = id
-        .parse()
-        .map_err(|_| ApiError::field("id", format!("a run id is a whole number, not {id:?}")))?;
+    let id = app::fields::run_id(params.get("id"))?;
     Ok(Json(lab.run(id).await?))
 }
 
@@ -187,15 +155,10 @@ pub async fn produce(
     body: Bytes,
 ) -> Answer<app::model::Sent> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
-    let and_run = bool_param(&query, "and_run")?;
-    let fields = object(&body)?;
-    let sent = if fields.contains_key("scenario") || fields.contains_key("batch") {
-        let text = |name: &str| match fields.get(name) {
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(Value::Number(n)) => Ok(n.to_string()),
-            _ => Err(ApiError::field(name, "required, as text")),
-        };
-        let (scenario, batch) = (text("scenario")?, text("batch")?);
+    let and_run = fields::flag(&query, "and_run")?;
+    let fields = Body::parse(&body)?;
+    let sent = if fields.has("scenario") || fields.has("batch") {
+        let (scenario, batch) = (fields.text("scenario")?, fields.text("batch")?);
         lab.produce_batch(&scenario, &batch, and_run).await?
     } else {
         // The body's own text: an amount is read from its digits, never through a float.
@@ -224,34 +187,24 @@ pub async fn update_settings(
     body: Bytes,
 ) -> Answer<app::model::Settings> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
-    let body = object(&body)?;
+    let body = Body::parse(&body)?;
     // The cost of a cluster is the instructor's to set, for the class: asked before its
     // values are read.
-    let lab = match body.contains_key("cost") {
+    let lab = match body.has("cost") {
         true => open(&state, &headers, &params, Access::Manage).await?,
         false => lab,
     };
     let mut change = app::model::SettingsChange::default();
-    for (key, value) in &body {
-        match (key.as_str(), value) {
+    for (key, value) in body.iter() {
+        match (key, value) {
             ("schedule_seconds", Value::Null) => change.schedule_seconds = Some(None),
             ("schedule_seconds", v) => {
-                let seconds = v.as_u64().ok_or_else(|| {
-                    ApiError::field(
-                        "schedule_seconds",
-                        "a whole number of seconds, or null for no schedule",
-                    )
-                })?;
-                change.schedule_seconds = Some(Some(seconds));
+                let expected = "a whole number of seconds, or null for no schedule";
+                change.schedule_seconds = Some(Some(fields::count_of(key, v, expected)?));
             }
-            ("dedup", Value::Bool(b)) => change.dedup = Some(*b),
-            ("dedup", _) => return Err(ApiError::field("dedup", "true or false").into()),
-            ("public", Value::Bool(b)) => change.public = Some(*b),
-            ("public", _) => return Err(ApiError::field("public", "true or false").into()),
-            ("run_on_arrival", Value::Bool(b)) => change.run_on_arrival = Some(*b),
-            ("run_on_arrival", _) => {
-                return Err(ApiError::field("run_on_arrival", "true or false").into());
-            }
+            ("dedup", v) => change.dedup = Some(fields::flag_of(key, v)?),
+            ("public", v) => change.public = Some(fields::flag_of(key, v)?),
+            ("run_on_arrival", v) => change.run_on_arrival = Some(fields::flag_of(key, v)?),
             ("cost", Value::Object(cost)) => change.cost = Some(cost_model(cost)?),
             ("cost", _) => {
                 return Err(ApiError::field(
@@ -278,11 +231,7 @@ pub async fn update_settings(
 fn cost_model(fields: &serde_json::Map<String, Value>) -> Result<app::model::CostModel, ApiError> {
     let mut cost = app::model::CostModel::default();
     for (key, value) in fields {
-        let seconds = || {
-            value
-                .as_u64()
-                .ok_or_else(|| ApiError::field(key, "a whole number of seconds"))
-        };
+        let seconds = || fields::count_of(key, value, "a whole number of seconds");
         match key.as_str() {
             "startup_s" => cost.startup_s = seconds()?,
             "minimum_s" => cost.minimum_s = seconds()?,
@@ -333,11 +282,7 @@ pub async fn create_lab(
         .labs
         .open_lab(&headers, DEFAULT_LAB, Access::Manage)
         .await?;
-    let body = object(&body)?;
-    let name = match body.get("name") {
-        Some(Value::String(name)) => name.clone(),
-        _ => return Err(ApiError::field("name", "required, as text").into()),
-    };
+    let name = Body::parse(&body)?.text("name")?;
     let created = state
         .labs
         .create_lab(&headers, &name, access::csrf_header(&headers))

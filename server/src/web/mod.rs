@@ -3,6 +3,7 @@
 //! [`app`] builds the router apart from binding a port, so tests call it with `oneshot`.
 
 mod api;
+mod fields;
 mod guard;
 mod live;
 mod pipeline;

@@ -15,10 +15,10 @@ use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::header::ACCEPT;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use serde_json::Value;
 
 use super::AppState;
-use super::api::{Failure, Params, bool_param, int_param, object, open};
+use super::api::{Failure, Params, open};
+use super::fields::{self, Body};
 use crate::access;
 use crate::service::error::refused;
 use crate::service::lab::workspace::{MAX_FILES, checked_path};
@@ -73,7 +73,7 @@ async fn switch(
     to: PipelineKind,
 ) -> Answer<ProjectCode> {
     let lab = open(state, headers, params, Access::Write).await?;
-    let confirm = bool_param(query, "confirm")?;
+    let confirm = fields::flag(query, "confirm")?;
     Ok(Json(match to {
         PipelineKind::Project => lab.start_example(confirm).await?,
         PipelineKind::Course => lab.use_course(confirm).await?,
@@ -127,18 +127,9 @@ pub async fn land_example(
     body: Bytes,
 ) -> Answer<Vec<LandedFile>> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
-    let body = object(&body)?;
-    let days = match body.get("days") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(_) => return Err(ApiError::field("days", "text such as \"1-30\"").into()),
-    };
-    let bad_rows = match body.get("bad_rows") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(ApiError::field("bad_rows", "true or false").into()),
-    };
+    let body = Body::parse(&body)?;
+    let days = body.optional_text("days", "text such as \"1-30\"")?;
+    let bad_rows = body.flag("bad_rows")?.unwrap_or(false);
     Ok(Json(lab.land_example(days.as_deref(), bad_rows).await?))
 }
 
@@ -264,7 +255,7 @@ pub async fn events(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<EventLog> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    Ok(Json(lab.events(int_param(&query, "run")?).await?))
+    Ok(Json(lab.events(fields::whole(&query, "run")?).await?))
 }
 
 pub async fn quality(
@@ -275,7 +266,9 @@ pub async fn quality(
 ) -> Answer<Quality> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
     let rule = query.get("rule").map(String::as_str);
-    Ok(Json(lab.quality(int_param(&query, "run")?, rule).await?))
+    Ok(Json(
+        lab.quality(fields::whole(&query, "run")?, rule).await?,
+    ))
 }
 
 /// `?table=accounts&key=acc-007`.
@@ -286,16 +279,13 @@ pub async fn key_history(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<KeyHistory> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    let text = |name: &str| {
-        query
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ApiError::field(name, "required"))
-    };
-    let table = text("table")?;
-    if !crate::engine::tables::is_table_name(&table) {
+    let table = fields::required(&query, "table", "a table's name")?;
+    if !crate::engine::tables::is_table_name(table) {
         let why = "a table's name: letters, digits and _";
         return Err(ApiError::field("table", why).into());
     }
-    Ok(Json(lab.key_history(&table, &text("key")?).await?))
+    Ok(Json(
+        lab.key_history(table, fields::required(&query, "key", "a key")?)
+            .await?,
+    ))
 }

@@ -4,16 +4,16 @@
 
 use std::collections::HashMap;
 
-use app::api::{Access, ApiError, Backend};
+use app::api::{Access, Backend};
 use app::model::{ConsumeRequest, GroupRead, WhatIf};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
-use serde_json::Value;
 
 use super::AppState;
-use super::api::{Failure, Params, object, open};
+use super::api::{Failure, Params, open};
+use super::fields::{self, Body};
 
 /// Messages a consumer reads when the request does not say.
 const DEFAULT_MAX: usize = 10;
@@ -25,9 +25,7 @@ pub async fn whatif(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WhatIf>, Failure> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    let delay = query
-        .get("delay")
-        .ok_or_else(|| ApiError::field("delay", "required: 2h, 90m or 90 (minutes)"))?;
+    let delay = fields::required(&query, "delay", "2h, 90m or 90 (minutes)")?;
     Ok(Json(lab.whatif(delay).await?))
 }
 
@@ -38,23 +36,12 @@ pub async fn consume(
     body: Bytes,
 ) -> Result<Json<GroupRead>, Failure> {
     let lab = open(&state, &headers, &params, Access::Write).await?;
-    let body = object(&body)?;
-    let group = match body.get("group") {
-        Some(Value::String(g)) => g.clone(),
-        _ => return Err(ApiError::field("group", "required, as text").into()),
-    };
-    let max = match body.get("max") {
-        None | Some(Value::Null) => DEFAULT_MAX,
-        Some(v) => v
-            .as_u64()
-            .map(|n| n as usize)
-            .ok_or_else(|| ApiError::field("max", "a whole number of messages"))?,
-    };
-    let from_beginning = match body.get("from_beginning") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(ApiError::field("from_beginning", "true or false").into()),
-    };
+    let body = Body::parse(&body)?;
+    let group = body.text("group")?;
+    let max = body
+        .count("max", "a whole number of messages")?
+        .map_or(DEFAULT_MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let from_beginning = body.flag("from_beginning")?.unwrap_or(false);
     let request = ConsumeRequest {
         group,
         max,

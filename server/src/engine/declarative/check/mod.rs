@@ -1,11 +1,13 @@
 //! The pipeline's check, after each run and with `reckon pipeline check`: what the flows wrote,
-//! recomputed from what they read by code of its own. `cdc.rs`: every AUTO CDC target against
-//! all its change events; `unique.rs`: every `reckon.dropDuplicates` table against its source.
+//! recomputed from what they read by code of its own: every AUTO CDC target against all its
+//! change events (`declared/cdc/check.rs`, with the rest of AUTO CDC); `unique.rs`: every
+//! `reckon.dropDuplicates` table against its source.
 
-mod cdc;
 mod unique;
 
-pub use cdc::Scope;
+pub use super::declared::cdc::check::Scope;
+
+use super::declared::cdc::check as cdc;
 
 use app::model::CheckLine;
 

@@ -4,6 +4,7 @@
 //! Commit: the events file (`events.rs`) and the state, then one MERGE of the touched keys' rows
 //! into the target with the `txn` version that names them.
 
+pub mod check;
 pub mod events;
 pub mod merge;
 pub mod replay;

@@ -9,9 +9,9 @@ use app::model::{CheckLine, Verdict};
 use arrow::array::{AsArray, RecordBatch};
 use datafusion::common::ScalarValue;
 
+use super::replay::{ARRIVAL, by_key};
+use super::{self as cdc_flow, events};
 use crate::engine::declarative::declared;
-use crate::engine::declarative::declared::cdc::replay::{ARRIVAL, by_key};
-use crate::engine::declarative::declared::cdc::{self as cdc_flow, events};
 use crate::engine::declarative::graph::{DELETE, Graph};
 use crate::engine::declarative::parse::Scd;
 use crate::engine::flow::FlowContext;
@@ -153,7 +153,7 @@ pub async fn targets(
             }
         };
         let all = events::load(&dir, committed, &schema, &cdc.keys, wanted.as_ref())?;
-        let spec = crate::engine::declarative::declared::cdc::spec(cdc, &schema)?;
+        let spec = super::spec(cdc, &schema)?;
         let tracked: Vec<usize> = spec
             .tracked
             .iter()
