@@ -6,7 +6,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -18,7 +18,7 @@ use deltalake::DeltaTable;
 #[derive(Debug, Default)]
 pub(super) struct Kept {
     tables: Mutex<HashMap<String, (DeltaTable, Stamp)>>,
-    pub(super) txns: super::txns::KnownTxns,
+    pub(super) txns: KnownTxns,
     states: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
@@ -96,6 +96,28 @@ impl Kept {
 
     pub(super) fn keep_state<T: Any + Send + Sync>(&self, flow: &str, state: Arc<T>) {
         self.states().insert(flow.to_string(), state);
+    }
+}
+
+/// What is known of one table's app ids.
+#[derive(Debug, Clone)]
+pub(super) struct Known {
+    /// Which making of the table (a reset makes it anew in the same folder).
+    pub(super) stamp: Stamp,
+    /// The table version the answers hold at.
+    pub(super) at: i64,
+    /// Each app id's newest stored version; `None`: it stored none. An app id not here is unknown.
+    pub(super) versions: HashMap<String, Option<i64>>,
+}
+
+/// Every table of a lab asked about, by folder, kept with the lab's tables. A handful of app ids
+/// each.
+#[derive(Debug, Default)]
+pub(super) struct KnownTxns(Mutex<HashMap<PathBuf, Known>>);
+
+impl KnownTxns {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -6,36 +6,12 @@
 //! and brought up to date by reading only the commits made since.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
 
 use deltalake::kernel::Action;
 use deltalake::logstore::get_actions;
 use deltalake::{DeltaTable, DeltaTableError};
 
-use super::kept::{Stamp, stamp};
-
-/// What is known of one table's app ids.
-#[derive(Debug, Clone)]
-pub(super) struct Known {
-    /// Which making of the table (a reset makes it anew in the same folder).
-    stamp: Stamp,
-    /// The table version the answers hold at.
-    at: i64,
-    /// Each app id's newest stored version; `None`: it stored none. An app id not here is unknown.
-    versions: HashMap<String, Option<i64>>,
-}
-
-/// Every table of a lab asked about, by folder, kept with the lab's tables. A handful of app ids
-/// each.
-#[derive(Debug, Default)]
-pub(super) struct KnownTxns(Mutex<HashMap<PathBuf, Known>>);
-
-impl KnownTxns {
-    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Known>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+use super::kept::{Known, KnownTxns, stamp};
 
 /// The version stored under `app_id` in `table` as of its current version.
 pub(super) async fn version(
