@@ -11,4 +11,5 @@ pub mod render;
 pub mod rng;
 pub mod scenario;
 pub mod state;
+pub mod streaming;
 pub mod tables;

@@ -22,6 +22,7 @@ use deltalake::kernel::{Add, Transaction};
 use super::{PartitionRange, SourceRange};
 use crate::engine::flow::FlowError;
 use crate::engine::flow::{Flow, FlowContext};
+use crate::engine::streaming::kafka as kafka_source;
 use crate::engine::tables::{self, TableName};
 use crate::kafka::Kafka;
 use read::Read;
@@ -142,7 +143,7 @@ impl Flow for Bronze {
         if early {
             let at = planned.starts.iter();
             let at = at.filter_map(|s| Some((s.partition, s.stored? + 1)));
-            read::assign(&reader, &cx.topic, at)?;
+            kafka_source::assign(&reader, &cx.topic, at)?;
         }
         let ranges = match self.ranges(&cx.topic, &planned.starts) {
             Ok(ranges) => ranges,
@@ -158,7 +159,7 @@ impl Flow for Bronze {
         }
         if !early {
             let at = ranges.iter().map(|r| (r.partition, r.next));
-            read::assign(&reader, &cx.topic, at)?;
+            kafka_source::assign(&reader, &cx.topic, at)?;
         }
         tracing::debug!(flow = "bronze", early, log_ms = ms(asked));
         let ingested_at = chrono::Utc::now().timestamp_micros();
@@ -237,37 +238,22 @@ impl Flow for Bronze {
 
 impl Bronze {
     /// Each partition's range for this run: from its stored offset + 1 (or its log's start) to
-    /// its log's end, refusing offsets that the topic's log no longer matches.
+    /// its log's end, refusing offsets that the topic's log no longer matches (one rule for
+    /// bronze and `read_kafka`: `engine/streaming/kafka.rs`).
     fn ranges(&self, topic: &str, starts: &[Start]) -> Result<Vec<Range>, FlowError> {
-        let partitions: Vec<i32> = starts.iter().map(|s| s.partition).collect();
-        let logs = self.kafka.log_ranges(topic, &partitions)?;
-        starts
-            .iter()
-            .zip(logs)
-            .map(|(start, (log_start, log_end))| {
-                let next = start.stored.map_or(log_start, |s| s + 1);
-                let out_of_range = |place| FlowError::OffsetsOutOfRange {
-                    topic: topic.into(),
-                    partition: start.partition,
-                    stored: start.stored.unwrap_or(-1),
-                    place,
-                    log_start,
-                    log_end,
-                };
-                if next > log_end {
-                    return Err(out_of_range("ends before it"));
-                }
-                if next < log_start {
-                    return Err(out_of_range("starts after it"));
-                }
-                Ok(Range {
-                    partition: start.partition,
-                    next,
-                    end: log_end,
-                    rejects_done: start.rejects_done,
-                })
+        let stored: Vec<(i32, Option<i64>)> =
+            starts.iter().map(|s| (s.partition, s.stored)).collect();
+        let ranges = kafka_source::ranges(&self.kafka, topic, &stored)?;
+        Ok(ranges
+            .into_iter()
+            .zip(starts)
+            .map(|(range, start)| Range {
+                partition: range.partition,
+                next: range.next,
+                end: range.end,
+                rejects_done: start.rejects_done,
             })
-            .collect()
+            .collect())
     }
 }
 

@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 use arrow::record_batch::RecordBatch;
 use deltalake::kernel::Add;
 use deltalake::writer::RecordBatchWriter;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::BaseConsumer;
 use rdkafka::message::Message;
-use rdkafka::{Offset, TopicPartitionList};
 
 use super::batch::{OrderRows, Rejected, rejects_batch};
 use super::{FlowError, Range, ms, write};
@@ -22,8 +21,7 @@ use crate::engine::tables::TableError;
 use crate::kafka::KafkaError;
 use crate::process::cpu::{Clock, used as cpu};
 
-/// How long bronze waits for the next message of a range it knows exists.
-const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::engine::streaming::kafka::STALL_TIMEOUT;
 /// Messages handed to a decoder at a time.
 const CHUNK: usize = 4096;
 /// Decoders at most, however many cores the machine has.
@@ -257,21 +255,6 @@ pub(super) fn read(
         polled?;
         Ok(Read::gather(done, files?, ingested_at)?)
     })
-}
-
-/// Assigns `reader` the partitions of `topic` at the given offsets: it starts fetching there.
-pub(super) fn assign(
-    reader: &BaseConsumer,
-    topic: &str,
-    at: impl Iterator<Item = (i32, i64)>,
-) -> Result<(), FlowError> {
-    let mut assignment = TopicPartitionList::new();
-    for (partition, offset) in at {
-        assignment
-            .add_partition_offset(topic, partition, Offset::Offset(offset))
-            .map_err(KafkaError::from)?;
-    }
-    Ok(reader.assign(&assignment).map_err(KafkaError::from)?)
 }
 
 /// One partition's place in its range while it is polled.
