@@ -36,12 +36,27 @@ pub struct FlowContext {
     pub data_dir: PathBuf,
     /// A lab on the server: `read_files` reads only under `landing/`.
     pub landing_only: bool,
+    /// The lab's name: `read_kafka`'s topic `T` is `T.<lab>` outside lab `default`.
+    pub lab: String,
+    /// The lab's bootstrap servers, the only ones `read_kafka` may name.
+    pub brokers: String,
+    /// The lab's Kafka connection, when a run reads Kafka (`read_kafka`).
+    pub kafka: Option<std::sync::Arc<crate::kafka::Kafka>>,
     pub crash_at: Option<CrashPoint>,
 }
 
 impl FlowContext {
     pub fn gold_state_dir(&self) -> PathBuf {
         self.state_dir.join("gold")
+    }
+
+    /// The lab's topic for the topic a learner names (SPEC §1's mapping): no name reaches
+    /// another lab's topic.
+    pub fn kafka_topic(&self, named: &str) -> String {
+        match self.lab.as_str() {
+            app::model::DEFAULT_LAB => named.to_string(),
+            lab => format!("{named}.{lab}"),
+        }
     }
 }
 
@@ -266,6 +281,9 @@ mod tests {
             state_dir: dir.path().join("state"),
             data_dir: dir.path().to_path_buf(),
             landing_only: false,
+            lab: app::model::DEFAULT_LAB.into(),
+            brokers: "127.0.0.1:9092".into(),
+            kafka: None,
             crash_at: None,
         };
         (dir, Runner::new(cx))

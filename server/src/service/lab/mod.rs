@@ -184,6 +184,9 @@ impl Lab {
             state_dir: self.config.state_dir(),
             data_dir: self.config.data_dir.clone(),
             landing_only: self.landing_only,
+            lab: self.config.lab.clone(),
+            brokers: self.config.bootstrap_servers(),
+            kafka: None,
             crash_at: self.config.crash_at.clone(),
         }
     }

@@ -85,9 +85,13 @@ impl Lab {
         for name in full_refresh {
             self.refresh(name).await?;
         }
+        let mut cx = self.flows();
+        if graph.reads_kafka() {
+            cx.kafka = Some(self.kafka().await?);
+        }
         let id = self.start_record().await;
         started(id);
-        let mut runner = Runner::new(self.flows());
+        let mut runner = Runner::new(cx);
         let mut failed: BTreeSet<&str> = BTreeSet::new();
         for flow in &graph.flows {
             let target = graph

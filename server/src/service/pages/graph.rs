@@ -30,6 +30,7 @@ fn edges(graph: &Graph) -> BTreeSet<(String, String)> {
     let source = |read: &crate::engine::declarative::sql::Read| match &read.source {
         Source::Table(name) => name.clone(),
         Source::Files { path, .. } => path.clone(),
+        Source::Kafka { topic, .. } => format!("kafka:{topic}"),
     };
     let mut edges = BTreeSet::new();
     let mut add = |query: &FlowQuery, to: &str| {

@@ -11,6 +11,7 @@
 pub mod cdc;
 mod columns;
 mod expectations;
+mod kafka;
 mod quarantine;
 mod session;
 pub mod sources;
@@ -166,6 +167,17 @@ impl Flow for Declared<'_> {
         sources::register_flow(&ctx, cx, self.flow, &mut progress, &mut registered).await?;
         event.figures.files = std::mem::take(&mut registered.files);
         event.figures.source_versions = registered.source_versions.clone();
+        if !registered.offsets.is_empty() {
+            // The run page says the offsets it read, as bronze's.
+            let topic = self.flow.query.reads.iter().find_map(|r| match &r.source {
+                crate::engine::declarative::sql::Source::Kafka { topic, .. } => Some(topic),
+                _ => None,
+            });
+            event.figures.source = app::model::SourceRange::Offsets {
+                topic: cx.kafka_topic(topic.map_or("", String::as_str)),
+                partitions: std::mem::take(&mut registered.offsets),
+            };
+        }
         let fresh = restored.table.is_none();
         // A changed definition: a materialized view is recomputed, a streaming flow applies its
         // new query to new rows (PIPELINES §2).

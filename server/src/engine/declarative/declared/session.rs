@@ -58,7 +58,12 @@ impl Bounds {
             .with_memory_limit(self.memory, 1.0)
             .build_arc()
             .expect("a runtime with a memory pool and the default disk manager");
-        SessionContext::new_with_config_rt(SessionConfig::new().with_target_partitions(1), runtime)
+        let ctx = SessionContext::new_with_config_rt(
+            SessionConfig::new().with_target_partitions(1),
+            runtime,
+        );
+        crate::engine::declarative::sql::functions::register(&ctx);
+        ctx
     }
 
     /// The rows of `df`, the query of `table`, refused once they pass `result` bytes or the

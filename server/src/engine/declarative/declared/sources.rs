@@ -34,6 +34,10 @@ pub struct Progress {
     /// Per table read whole: when it was created, so a table made again reads as changed.
     #[serde(default)]
     pub born: BTreeMap<String, i64>,
+    /// Per topic read by `STREAM read_kafka` (the learner's name for it): per partition, the
+    /// last offset read.
+    #[serde(default)]
+    pub kafka: BTreeMap<String, BTreeMap<i32, i64>>,
     /// The flow's definition when it last committed ([`FlowSpec::definition`]); `None` in state
     /// written before definitions were kept.
     #[serde(default)]
@@ -51,6 +55,8 @@ pub struct Registered {
     pub unwritten: Vec<String>,
     /// Bytes of the new rows read into memory (files, streamed table versions).
     pub bytes: usize,
+    /// The Kafka offsets a `STREAM read_kafka` read, per partition.
+    pub offsets: Vec<app::model::PartitionRange>,
 }
 
 fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
@@ -170,6 +176,14 @@ pub async fn register(
                     .map_err(query_error(path))?;
                 ctx.register_table(read.name.as_str(), Arc::new(table))
                     .map_err(query_error(path))?;
+            }
+            Source::Kafka {
+                topic,
+                starting,
+                servers,
+            } => {
+                let source = (topic.as_str(), *starting, servers.as_deref());
+                super::kafka::register(ctx, cx, read, source, progress, out).await?;
             }
             Source::Table(name) => {
                 let table = cx.tables.open_named(name).await?;

@@ -54,7 +54,14 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
             flow: flow.name.clone(),
             message,
         };
+        let reads = flow.views.iter().flat_map(|(_, q)| &q.reads);
+        for read in reads.chain(&flow.query.reads) {
+            if let Source::Kafka { servers, .. } = &read.source {
+                super::kafka::check_servers(cx, servers.as_deref()).map_err(unresolved)?;
+            }
+        }
         let ctx = SessionContext::new();
+        crate::engine::declarative::sql::functions::register(&ctx);
         let mut unknown = None;
         for (view, query) in &flow.views {
             unknown = unknown.or(register(&ctx, cx, &known, query, flow, graph).await);
@@ -135,11 +142,13 @@ async fn register(
                 Some(columns) => columns.clone(),
                 None => stored_columns(cx, name).await,
             },
+            Source::Kafka { .. } => Some(crate::engine::streaming::kafka::schema()),
         };
         let Some(columns) = columns else {
             return Some(match &read.source {
                 Source::Files { path, .. } => format!("read_files('{path}')"),
                 Source::Table(name) => name.clone(),
+                Source::Kafka { topic, .. } => format!("read_kafka('{topic}')"),
             });
         };
         let mut columns = columns.as_ref().clone();

@@ -82,6 +82,19 @@ impl FlowSpec {
 }
 
 impl Graph {
+    /// Whether any flow (or a view it reads through) reads Kafka: its run connects to the broker.
+    pub fn reads_kafka(&self) -> bool {
+        self.flows.iter().any(|f| {
+            let views = f.views.iter().flat_map(|(_, q)| &q.reads);
+            views.chain(&f.query.reads).any(|r| {
+                matches!(
+                    r.source,
+                    crate::engine::declarative::sql::Source::Kafka { .. }
+                )
+            })
+        })
+    }
+
     pub fn dataset(&self, name: &str) -> Option<&Dataset> {
         self.datasets.iter().find(|d| d.name == name)
     }

@@ -12,8 +12,13 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+pub mod functions;
+mod kafka;
 mod spark;
 mod stream;
+mod structs;
+
+pub use kafka::Starting;
 
 use super::parse::{ParseError, Place, QueryText};
 
@@ -35,6 +40,12 @@ pub enum Source {
         path: String,
         format: Format,
         schema: Option<String>,
+    },
+    /// `read_kafka(subscribe => topic, ...)`: the topic as the learner names it.
+    Kafka {
+        topic: String,
+        starting: Starting,
+        servers: Option<String>,
     },
 }
 
@@ -77,6 +88,7 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
             "a flow's query reads; INSERT, UPDATE, DELETE or MERGE has no place in it".into(),
         ));
     }
+    structs::expand_stars(&mut query);
     let mut finder = Finder {
         prefix: prefix.to_string(),
         ..Finder::default()
@@ -194,19 +206,25 @@ impl VisitorMut for Finder {
                             Err(e) => return ControlFlow::Break(e),
                         }
                     }
+                    Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("read_kafka") => {
+                        match kafka::source(f) {
+                            Ok(source) => (source, true, "read_kafka".to_string()),
+                            Err(e) => return ControlFlow::Break(e),
+                        }
+                    }
                     other => {
                         return ControlFlow::Break(format!(
-                            "STREAM reads a table, a view or read_files(...), not {other}"
+                            "STREAM reads a table, a view, read_files(...) or read_kafka(...), not {other}"
                         ));
                     }
                 },
                 _ => {
                     return ControlFlow::Break(
-                        "STREAM takes one table, view or read_files(...)".into(),
+                        "STREAM takes one table, view, read_files(...) or read_kafka(...)".into(),
                     );
                 }
             },
-            ("read_files", Some(args)) => {
+            (called @ ("read_files" | "read_kafka"), Some(args)) => {
                 let call = Function {
                     name: name.clone(),
                     uses_odbc_syntax: false,
@@ -223,14 +241,18 @@ impl VisitorMut for Finder {
                     over: None,
                     within_group: vec![],
                 };
-                match files(&call) {
-                    Ok(source) => (source, false, "read_files".to_string()),
+                let source = match called {
+                    "read_kafka" => kafka::source(&call),
+                    _ => files(&call),
+                };
+                match source {
+                    Ok(source) => (source, false, called.to_string()),
                     Err(e) => return ControlFlow::Break(e),
                 }
             }
             (other, Some(_)) => {
                 return ControlFlow::Break(format!(
-                    "{other}(...) is not a table function Reckon knows: use STREAM(...) or read_files(...)"
+                    "{other}(...) is not a table function Reckon knows: use STREAM(...), read_files(...) or read_kafka(...)"
                 ));
             }
         };

@@ -3,7 +3,8 @@
 //! `read_files` row carries (`_metadata.file_path`), and `__START_AT`/`__END_AT` in any case.
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident,
+    DataType, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
+    FunctionArguments, Ident, ObjectName, Value,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -11,6 +12,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 /// Rewrites one expression of a query, after its children.
 pub(super) fn rewrite(expr: &mut Expr) {
     spark_names(expr);
+    string_cast(expr);
     file_metadata(expr);
     let column = match expr {
         Expr::Identifier(ident) => Some(ident),
@@ -20,6 +22,35 @@ pub(super) fn rewrite(expr: &mut Expr) {
     if let Some(ident) = column {
         scd_column(ident);
     }
+}
+
+/// `CAST(x AS STRING)` and `x::string` as Spark casts: bytes that are not UTF-8 become U+FFFD
+/// (`functions.rs`), where DataFusion's cast would fail the query.
+fn string_cast(expr: &mut Expr) {
+    let Expr::Cast {
+        expr: inner,
+        data_type: DataType::String(_) | DataType::Varchar(_) | DataType::Text,
+        format: None,
+        ..
+    } = expr
+    else {
+        return;
+    };
+    let inner = std::mem::replace(inner.as_mut(), Expr::value(Value::Null));
+    *expr = Expr::Function(Function {
+        name: ObjectName::from(vec![Ident::new(super::functions::SPARK_STRING)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(inner))],
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    });
 }
 
 /// `_metadata.file_path` and `_metadata.file_name` (Spark's file metadata, the path relative to
