@@ -6,6 +6,7 @@ mod batching;
 #[path = "../common/mod.rs"]
 mod common;
 mod definitions;
+mod kafka;
 mod loading;
 mod reruns;
 

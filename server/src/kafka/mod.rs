@@ -67,15 +67,6 @@ pub struct Kafka {
     readers: shared::Pool,
 }
 
-/// Shows which cluster: the clients have nothing more to say.
-impl std::fmt::Debug for Kafka {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kafka")
-            .field("brokers", &self.brokers)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Kafka {
     /// Connects lazily: the first request tells whether the brokers answer.
     pub fn new(brokers: &str) -> Result<Self, KafkaError> {

@@ -96,3 +96,12 @@ impl Drop for Reader<'_> {
         }
     }
 }
+
+/// Shows which cluster: the clients have nothing more to say.
+impl std::fmt::Debug for super::Kafka {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kafka")
+            .field("brokers", &self.brokers())
+            .finish_non_exhaustive()
+    }
+}

@@ -289,6 +289,17 @@ mod tests {
         (dir, Runner::new(cx))
     }
 
+    /// SPEC §1's mapping: a learner's topic name is the lab's own, never another lab's.
+    #[test]
+    fn a_topic_named_in_a_lab_is_that_labs_own() {
+        let (_dir, runner) = runner();
+        let mut cx = runner.cx.clone();
+        assert_eq!(cx.kafka_topic("orders"), "orders");
+        cx.lab = "ann".into();
+        assert_eq!(cx.kafka_topic("orders"), "orders.ann");
+        assert_eq!(cx.kafka_topic("orders.bob"), "orders.bob.ann");
+    }
+
     fn counter(new: u64, fail_at: Option<&'static str>) -> Counter {
         Counter { new, fail_at }
     }

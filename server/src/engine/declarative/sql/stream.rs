@@ -1,5 +1,6 @@
 //! `STREAM name` and `STREAM read_files(...)` written as `STREAM(...)`, the form SQL parsers read
-//! as a table function. The text is walked as SQL: quoted text and comments are copied as they
+//! as a table function; and a column named `offset` (a Kafka source's) quoted where Spark reads it
+//! as a column, which the SQL parser would take for an `OFFSET` clause. The text is walked as SQL: quoted text and comments are copied as they
 //! are, so an apostrophe in a comment (`-- the ticket's file`) opens no string, and the word
 //! `stream` inside either is left alone.
 
@@ -40,10 +41,38 @@ pub(super) fn with_parentheses(sql: &str) -> String {
                 continue;
             }
         }
+        if word_start && is_offset_column(&out, rest) {
+            out.push_str("\"offset\"");
+            rest = &rest[6..];
+            continue;
+        }
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// Whether `rest` starts with the word `offset` used as a column: after `,`, `(` or `.`, or
+/// after `SELECT`, `DISTINCT` or `BY` (an `OFFSET` clause follows a `LIMIT` or an expression).
+fn is_offset_column(before: &str, rest: &str) -> bool {
+    let word = rest
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("offset"))
+        && !rest[6..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_');
+    if !word {
+        return false;
+    }
+    let before = before.trim_end();
+    if before.ends_with([',', '(', '.']) {
+        return true;
+    }
+    let last_word = before
+        .rsplit(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+        .next()
+        .unwrap_or("");
+    ["select", "distinct", "by"]
+        .iter()
+        .any(|w| last_word.eq_ignore_ascii_case(w))
 }
 
 /// The length in bytes of the quoted text `s` starts with (`'...'`, `"..."` or `` `...` ``, a
@@ -120,6 +149,22 @@ mod tests {
         assert_eq!(
             rewrite("SELECT streams FROM upstream"),
             "SELECT streams FROM upstream"
+        );
+    }
+
+    #[test]
+    fn a_column_named_offset_is_quoted_and_an_offset_clause_is_not() {
+        assert_eq!(
+            rewrite("SELECT partition, offset FROM k ORDER BY offset LIMIT 5 OFFSET 2"),
+            "SELECT partition, \"offset\" FROM k ORDER BY \"offset\" LIMIT 5 OFFSET 2"
+        );
+        assert_eq!(
+            rewrite("SELECT offset, k.offset FROM k"),
+            "SELECT \"offset\", k.\"offset\" FROM k"
+        );
+        assert_eq!(
+            rewrite("SELECT offsets, 'offset' FROM k"),
+            "SELECT offsets, 'offset' FROM k"
         );
     }
 
