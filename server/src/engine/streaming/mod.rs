@@ -1,5 +1,7 @@
 //! What the course's hand-made streams and a project's streaming flows share: reading Kafka
-//! exactly once (`kafka.rs`). The watermark, windows and duplicate keys move here as projects
-//! learn them (PIPELINES §8).
+//! exactly once (`kafka.rs`), the watermark's rules (`watermark.rs`) and tumbling windows with
+//! their duplicates and late rows (`window.rs`).
 
 pub mod kafka;
+pub mod watermark;
+pub mod window;

@@ -19,6 +19,7 @@ use crate::engine::course::{DELAY_MICROS, DropReason, HOUR_MICROS};
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::FlowError;
 use crate::engine::state;
+use crate::engine::streaming::watermark;
 use crate::engine::tables::{TableName, Tables};
 
 /// An hour still open: counted so far.
@@ -159,10 +160,10 @@ impl GoldState {
         event_time: i64,
         before: Option<i64>,
     ) -> Option<DropReason> {
-        let hour = event_time.div_euclid(HOUR_MICROS) * HOUR_MICROS;
+        let hour = watermark::window_start(event_time, HOUR_MICROS);
         if self.dedup {
             // dropDuplicatesWithinWatermark drops what is at or behind the watermark.
-            if before.is_some_and(|w| event_time <= w) {
+            if watermark::late_for_dedup(event_time, before) {
                 return Some(DropReason::Late);
             }
             let key = (order_id, status.to_string());
@@ -170,7 +171,7 @@ impl GoldState {
                 return Some(DropReason::Duplicate);
             }
             self.dedup_keys.insert(key, event_time);
-        } else if before.is_some_and(|w| hour + HOUR_MICROS <= w) {
+        } else if watermark::late_for_window(hour + HOUR_MICROS, before) {
             // The window aggregation drops an event whose hour the watermark has closed.
             return Some(DropReason::Late);
         }
@@ -182,16 +183,16 @@ impl GoldState {
 
     /// Moves the watermark and pops every hour it closes, oldest first.
     pub(super) fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
-        if let Some(latest) = latest_event_time {
-            let candidate = latest - self.delay;
-            self.watermark = Some(self.watermark.map_or(candidate, |w| w.max(candidate)));
-        }
-        let Some(watermark) = self.watermark else {
+        self.watermark = watermark::advanced(self.watermark, latest_event_time, self.delay);
+        let Some(w) = self.watermark else {
             return vec![];
         };
+        let delay = self.delay;
         self.dedup_keys
-            .retain(|_, first| watermark < *first + self.delay);
-        let still_open = self.open_hours.split_off(&(watermark - HOUR_MICROS + 1));
+            .retain(|_, first| !watermark::key_expired(*first, w, delay));
+        // Hours whose end is after w stay open (`window_closed`): those starting after
+        // w - 1 hour.
+        let still_open = self.open_hours.split_off(&(w - HOUR_MICROS + 1));
         std::mem::replace(&mut self.open_hours, still_open)
             .into_iter()
             .collect()
