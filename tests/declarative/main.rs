@@ -9,6 +9,7 @@ mod definitions;
 mod kafka;
 mod loading;
 mod reruns;
+mod shop;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -16,6 +16,7 @@ mod quarantine;
 mod session;
 pub mod sources;
 pub mod validate;
+pub mod windowed;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use quarantine::quarantine_app_id;
 use session::Bounds;
 use sources::{Progress, Registered};
 
+use super::graph::streaming::DEDUP_WITHIN_WATERMARK;
 use super::graph::{FlowKind, FlowSpec};
 use super::parse::Dataset;
 use super::sql::Source;
@@ -54,6 +56,9 @@ pub struct TableState {
     /// An AUTO CDC target's keys, type and tracked columns, fixed until a full refresh.
     #[serde(default)]
     pub cdc: Option<cdc::Shape>,
+    /// Per windowed flow writing the table: its watermark, open windows and duplicate keys.
+    #[serde(default)]
+    pub windows: BTreeMap<String, crate::engine::streaming::window::WindowState>,
 }
 
 /// The `txn` app id of a table's commits; its version names the state file.
@@ -210,6 +215,40 @@ impl Flow for Declared<'_> {
         event: &mut FlowRun,
     ) -> Result<Output, FlowError> {
         let target = self.flow.target.as_str();
+        if let Some(plan) = &self.flow.query.window {
+            let property = self.target.properties.get(DEDUP_WITHIN_WATERMARK);
+            let dedup = windowed::dedup_columns(property);
+            let flow = &self.flow.name;
+            let before = restored
+                .state
+                .windows
+                .get(flow)
+                .cloned()
+                .unwrap_or_default();
+            let windowed::Windowed { rows, state } = windowed::process(
+                &new.ctx,
+                &new.bounds,
+                (plan, &dedup),
+                &before,
+                target,
+                event,
+            )
+            .await?;
+            restored.state.windows.insert(flow.clone(), state);
+            let origin = Origin {
+                run: self.run,
+                table: target,
+                flow,
+                source_table: streamed_table(self.flow),
+            };
+            let sorted = expectations::apply(rows, &self.target.expectations, &origin).await?;
+            event.figures.rows_dropped = sorted.dropped;
+            event.figures.expectations = sorted.rules.clone();
+            return Ok(Output {
+                written: Written::Rows(sorted),
+                progress: new.progress,
+            });
+        }
         let df = new
             .ctx
             .sql(&self.flow.query.sql)

@@ -19,6 +19,7 @@ use datafusion::prelude::SessionContext;
 use super::expectations::visible_schema;
 use super::{TableState, committed, state_dir};
 use crate::engine::declarative::files::{decode, schema};
+use crate::engine::declarative::graph::streaming::DEDUP_WITHIN_WATERMARK;
 use crate::engine::declarative::graph::{FlowKind, FlowSpec, Graph};
 use crate::engine::declarative::parse::Place;
 use crate::engine::declarative::sql::{FlowQuery, Source};
@@ -80,15 +81,34 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
             known.entry(flow.target.clone()).or_insert(None);
             continue;
         }
-        let df = ctx
-            .sql(&flow.query.sql)
-            .await
-            .map_err(|e| unresolved(e.to_string()))?;
-        let columns = match flow.kind {
-            // An AUTO CDC target's columns are not its query's (keys, SCD 2's __START_AT and
-            // __END_AT): its table's, once written (read just below).
-            FlowKind::AutoCdc => None,
-            _ => Some(visible_schema(df.schema().as_arrow())),
+        let columns = match (&flow.query.window, flow.kind) {
+            // A windowed flow: DataFusion plans the part below its windows, whose columns give
+            // the windows' (`windowed.rs`).
+            (Some(plan), _) => {
+                let dataset = graph.dataset(&flow.target);
+                let property = dataset.and_then(|d| d.properties.get(DEDUP_WITHIN_WATERMARK));
+                let dedup = super::windowed::dedup_columns(property);
+                let df = ctx
+                    .sql(&plan.input_sql(&dedup))
+                    .await
+                    .map_err(|e| unresolved(e.to_string()))?;
+                let input = df.schema().as_arrow().clone();
+                let out = super::windowed::output_schema(plan, &input)
+                    .map_err(|e| unresolved(e.to_string()))?;
+                Some(out)
+            }
+            (None, kind) => {
+                let df = ctx
+                    .sql(&flow.query.sql)
+                    .await
+                    .map_err(|e| unresolved(e.to_string()))?;
+                match kind {
+                    // An AUTO CDC target's columns are not its query's (keys, SCD 2's
+                    // __START_AT and __END_AT): its table's, once written (read just below).
+                    FlowKind::AutoCdc => None,
+                    _ => Some(visible_schema(df.schema().as_arrow())),
+                }
+            }
         };
         // A table fed by several flows has their union by name (and what its table holds).
         let before = match known.get(&flow.target) {

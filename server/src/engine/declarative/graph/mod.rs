@@ -10,6 +10,7 @@ use super::sql::{FlowQuery, Read, Source, flow_query};
 
 mod definition;
 mod load;
+pub mod streaming;
 
 pub use load::load;
 
@@ -277,6 +278,10 @@ pub fn build(name: String, statements: Vec<Statement>) -> Result<Graph, ProjectE
                      it would add every row again on each run (use STREAM(...), or a materialized view)"
                 ),
             ));
+        }
+        let dataset = datasets.iter().find(|d| d.name == *target);
+        if let Some(why) = streaming::refusal(&flow, dataset) {
+            return Err(refused(&query.at, why));
         }
         graph.push(flow);
     }

@@ -17,6 +17,8 @@ mod kafka;
 mod spark;
 mod stream;
 mod structs;
+pub mod watermark;
+pub mod window;
 
 pub use kafka::Starting;
 
@@ -64,17 +66,27 @@ pub struct FlowQuery {
     pub sql: String,
     pub reads: Vec<Read>,
     pub at: Place,
+    /// Its `WATERMARK` clause, cut out of `sql`.
+    #[serde(default)]
+    pub watermark: Option<watermark::Watermark>,
+    /// Grouped by a window: the query taken apart (`window.rs`).
+    #[serde(default)]
+    pub window: Option<window::WindowPlan>,
+    /// Whether it aggregates (`GROUP BY` or an aggregate in its select list).
+    #[serde(default)]
+    pub aggregates: bool,
 }
 
 /// Parses a query and finds what it reads, renaming each stream or file read `{prefix}_N`.
 pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseError> {
-    let sql = stream::with_parentheses(&text.sql);
     let error = |e: String| ParseError {
         place: within(&text.at, &e),
         // The place is said once, as the file's line and column, not also as the parser's
         // "Line: 1, Column: 49" within the query.
         message: format!("in the query: {}", without_position(&e)),
     };
+    let (sql, watermark) = watermark::extract(&text.sql).map_err(&error)?;
+    let sql = stream::with_parentheses(&sql);
     let mut query = Parser::new(&GenericDialect {})
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
@@ -96,10 +108,17 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
     if let ControlFlow::Break(message) = query.visit(&mut finder) {
         return Err(error(message));
     }
+    let window = match &watermark {
+        Some(w) => window::plan(&query, w).map_err(&error)?,
+        None => None,
+    };
     Ok(FlowQuery {
         sql: query.to_string(),
         reads: finder.reads,
         at: text.at.clone(),
+        aggregates: window::aggregates(&query),
+        watermark,
+        window,
     })
 }
 
