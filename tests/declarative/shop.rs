@@ -1,35 +1,12 @@
-//! Module 9 written by the learner (PIPELINES §8): the seed's gold as a windowed streaming table
-//! over `read_kafka`, run beside the course's Rust pipeline on the same topic, runs at the same
-//! points. Its `hourly_sales` equals the course's row for row, on the course scenario and on
+//! Module 9 written by the learner (PIPELINES §8): `reckon pipeline example shop`, the seed's
+//! gold as a windowed streaming table over `read_kafka`, run beside the course's Rust pipeline on
+//! the same topic, runs at the same points. Its `hourly_sales` equals the course's row for row, on the course scenario and on
 //! seeded random sends (duplicates, late events, any batching), with duplicates dropped within the
 //! watermark and without.
 
 use reckon::engine::rng::Rng;
 
 use super::*;
-
-/// The shop project: bronze from the topic, gold by the hour, as PIPELINES §8 writes them.
-fn shop_sql(topic: &str, dedup: bool) -> String {
-    let properties = match dedup {
-        true => "\n  TBLPROPERTIES ('reckon.dropDuplicatesWithinWatermark' = 'order_id, status')",
-        false => "",
-    };
-    format!(
-        "CREATE OR REFRESH STREAMING TABLE bronze_orders AS
-  SELECT e.*, raw, partition, offset, timestamp AS kafka_timestamp
-  FROM (SELECT CAST(value AS STRING) AS raw, from_json(CAST(value AS STRING),
-                 'order_id BIGINT, customer_id STRING, status STRING, amount DECIMAL(10,2), event_time TIMESTAMP') AS e,
-               partition, offset, timestamp
-        FROM STREAM read_kafka(subscribe => '{topic}', startingOffsets => 'earliest'));
-
-CREATE OR REFRESH STREAMING TABLE hourly_sales{properties}
-  AS SELECT window(event_time, '1 hour').start AS hour, count(*) AS orders, sum(amount) AS revenue
-  FROM STREAM bronze_orders WATERMARK event_time DELAY OF INTERVAL 1 HOUR
-  WHERE status = 'placed'
-  GROUP BY window(event_time, '1 hour');
-"
-    )
-}
 
 /// A table's rows as (hour, orders, revenue in cents), in hour order.
 fn hours(lab: &TestLab) -> Vec<(String, i64, i64)> {
@@ -63,7 +40,23 @@ impl Pair {
     fn new(name: &str, dedup: bool) -> Self {
         let course = TestLab::new(&format!("{name}c"));
         let shop = TestLab::new(&format!("{name}s"));
-        let dir = sql_project(&shop, "shop", &shop_sql(&course.topic, dedup));
+        // The example as `reckon pipeline example shop` writes it, subscribed to the course
+        // lab's topic; without the property when duplicates count.
+        let dir = shop.data().join("shop");
+        course.ok(&["pipeline", "example", "shop", dir.to_str().unwrap()]);
+        let sql = dir.join("transformations/shop.sql");
+        let text = std::fs::read_to_string(&sql).unwrap();
+        assert!(
+            text.contains(&format!("subscribe => '{}'", course.topic)),
+            "{text}"
+        );
+        if !dedup {
+            let kept: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.contains("reckon.dropDuplicatesWithinWatermark"))
+                .collect();
+            std::fs::write(&sql, kept.join("\n")).unwrap();
+        }
         Self {
             project: dir.display().to_string(),
             course,
@@ -152,7 +145,11 @@ fn a_shop_run_cut_at_any_point_of_its_kafka_or_windowed_flow_changes_nothing() {
         let out = pair
             .shop
             .reckon(&["--crash-at", crash, "pipeline", "run", &pair.project]);
-        assert!(!out.status.success(), "no crash at {crash}: {}", stdout(&out));
+        assert!(
+            !out.status.success(),
+            "no crash at {crash}: {}",
+            stdout(&out)
+        );
         pair.run_and_compare(&format!("cut at {crash}, after batch {batch}"));
     }
 }

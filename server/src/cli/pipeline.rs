@@ -49,9 +49,10 @@ pub enum PipelineCommand {
     },
     /// Check a project's tables against their sources (AUTO CDC targets against their events).
     Check { project: PathBuf },
-    /// Write week 14's support project into DIR.
+    /// Write an example project into DIR: `support` (week 14) or `shop` (module 9, reading the
+    /// lab's topic: --topic, `orders` by default).
     Example {
-        /// `support`, the one example.
+        /// `support` or `shop`.
         name: String,
         dir: PathBuf,
         #[arg(long, default_value = "json")]
@@ -326,9 +327,14 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             dir,
             format: f,
         } => {
-            support(&name)?;
-            example::write_project(&dir, format(&f)?)?;
-            println!("wrote the support project into {}", dir.display());
+            match name.as_str() {
+                "shop" => example::shop::write_project(&dir, &lab.config.topic_named())?,
+                _ => {
+                    support(&name)?;
+                    example::write_project(&dir, format(&f)?)?;
+                }
+            }
+            println!("wrote the {name} project into {}", dir.display());
         }
         PipelineCommand::Land {
             name,

@@ -135,11 +135,7 @@ impl Config {
             .history
             .parent()
             .map_or_else(|| config.data_dir.clone(), |p| p.to_path_buf());
-        let suffix = format!(".{}", config.lab);
-        let topic = match config.lab.as_str() {
-            app::model::DEFAULT_LAB => config.topic.as_str(),
-            _ => config.topic.strip_suffix(&suffix).unwrap_or(&config.topic),
-        };
+        let topic = config.topic_named();
         let hours = config
             .vacuum_after
             .map_or(0.0, |d| d.as_secs_f64() / 3600.0);
@@ -149,7 +145,7 @@ impl Config {
             "--lab".into(),
             config.lab.clone().into(),
             "--topic".into(),
-            topic.into(),
+            topic.as_str().into(),
             "--partitions".into(),
             config.partitions.to_string().into(),
             "--compact-after".into(),
@@ -186,6 +182,19 @@ impl Config {
             data_dir: self.data_dir.join("labs").join(name),
             topic: format!("{}.{name}", self.topic),
             ..self.clone()
+        }
+    }
+
+    /// The lab's topic as a learner names it: `orders` for `orders.<lab>` (SPEC §1's mapping).
+    pub fn topic_named(&self) -> String {
+        let suffix = format!(".{}", self.lab);
+        match self.lab.as_str() {
+            DEFAULT_LAB => self.topic.clone(),
+            _ => self
+                .topic
+                .strip_suffix(&suffix)
+                .unwrap_or(&self.topic)
+                .to_string(),
         }
     }
 

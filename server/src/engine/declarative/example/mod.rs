@@ -4,6 +4,7 @@
 //! Account changes (`accounts.rs`) land beside the tickets for the AUTO CDC challenge.
 
 pub mod accounts;
+pub mod shop;
 
 use std::path::Path;
 use std::sync::Arc;
