@@ -123,7 +123,8 @@ pub trait Backend: Send + Sync {
     /// process of its own (PIPELINES section 2).
     async fn validate(&self) -> Result<Validation, ApiError>;
     /// Switches the lab to week 14's example project (`confirm`: its tables may be reset).
-    async fn start_example(&self, confirm: bool) -> Result<ProjectCode, ApiError>;
+    async fn start_example(&self, example: Example, confirm: bool)
+    -> Result<ProjectCode, ApiError>;
     /// Switches the lab back to the course's streams (`confirm`: its tables may be reset).
     async fn use_course(&self, confirm: bool) -> Result<ProjectCode, ApiError>;
     /// Every file in the lab's `landing/` folder, with what the runs made of it.

@@ -56,6 +56,35 @@ pub enum PipelineKind {
     Project,
 }
 
+/// The example projects a lab can start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Example {
+    /// Week 14's support tickets, from landed files.
+    #[default]
+    Support,
+    /// Module 9 written in SQL: the shop's orders from the lab's topic.
+    Shop,
+}
+
+impl Example {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Example::Support => "support",
+            Example::Shop => "shop",
+        }
+    }
+
+    /// `support` or `shop`, or why not.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "support" | "" => Ok(Example::Support),
+            "shop" => Ok(Example::Shop),
+            other => Err(format!("support or shop, not {other:?}")),
+        }
+    }
+}
+
 /// A lab's pipeline code: its project's files, or none while it runs the course's streams.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ProjectCode {

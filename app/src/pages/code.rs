@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::api::ApiError;
 use crate::api::project::{SaveFile, SwitchPipeline, ValidateProject, get_code};
 use crate::components::{ErrorLine, FormScope, IfWriter, Live, current_lab};
-use crate::model::{PipelineKind, ProjectCode, ProjectFile, Validation};
+use crate::model::{Example, PipelineKind, ProjectCode, ProjectFile, Validation};
 use crate::pages::loaded;
 use crate::pages::sql::highlighted;
 
@@ -21,6 +21,7 @@ pub fn CodePage() -> impl IntoView {
             PipelineKind::Course => view! {
                 <p class="lead">"This lab runs the course's pipeline: Kafka topic → bronze_orders → orders → hourly_sales, written in Rust."</p>
                 <Switch to=PipelineKind::Project has_tables=code.has_tables />
+                <Switch to=PipelineKind::Project example=Example::Shop has_tables=code.has_tables />
             }.into_any(),
             PipelineKind::Project => view! {
                 <p class="lead">"This lab runs its own declarative pipeline: the SQL below. A save is kept only if the project still reads; an error is shown at its line. A flow whose names or columns do not resolve is saved with a warning: runs refuse the project until it does."</p>
@@ -34,16 +35,21 @@ pub fn CodePage() -> impl IntoView {
 
 /// The form that switches the lab's pipeline, with the confirmation a reset needs.
 #[component]
-fn Switch(to: PipelineKind, has_tables: bool) -> impl IntoView {
+fn Switch(to: PipelineKind, #[prop(optional)] example: Example, has_tables: bool) -> impl IntoView {
     let switch = ServerAction::<SwitchPipeline>::new();
     Effect::new(move |_| {
         if switch.value().get().is_some_and(|r| r.is_ok()) {
             Live::bump();
         }
     });
-    let (target, label, class) = match to {
-        PipelineKind::Project => ("project", "Start from the week-14 example", "primary"),
-        PipelineKind::Course => ("course", "Go back to the course's pipeline", ""),
+    let (target, label, class) = match (to, example) {
+        (PipelineKind::Project, Example::Support) => {
+            ("project", "Start from the week-14 example", "primary")
+        }
+        (PipelineKind::Project, Example::Shop) => {
+            ("shop", "Start from module 9 written in SQL", "primary")
+        }
+        (PipelineKind::Course, _) => ("course", "Go back to the course's pipeline", ""),
     };
     let form = move || {
         view! {

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend};
 use app::model::{
-    EventLog, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality, Validation,
+    EventLog, Example, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality,
+    Validation,
 };
 use axum::Json;
 use axum::body::Bytes;
@@ -74,8 +75,10 @@ async fn switch(
 ) -> Answer<ProjectCode> {
     let lab = open(state, headers, params, Access::Write).await?;
     let confirm = fields::flag(query, "confirm")?;
+    let example = query.get("example").map_or("", String::as_str);
+    let example = Example::parse(example).map_err(|e| ApiError::field("example", e))?;
     Ok(Json(match to {
-        PipelineKind::Project => lab.start_example(confirm).await?,
+        PipelineKind::Project => lab.start_example(example, confirm).await?,
         PipelineKind::Course => lab.use_course(confirm).await?,
     }))
 }

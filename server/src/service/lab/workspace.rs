@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use app::model::{PipelineKind, ProjectFile};
+use app::model::{Example, PipelineKind, ProjectFile};
 
 use super::{Lab, LabError};
 use crate::engine::declarative::graph::{self, Graph, ProjectError};
@@ -306,7 +306,12 @@ impl Lab {
     /// Switches the lab's pipeline (to week 14's example project, or back to the course's
     /// streams), under its lock; its tables and their state go when it has any and `confirm`.
     /// Landed files and the history stay.
-    pub fn switch(&self, to: PipelineKind, confirm: bool) -> Result<(), WorkspaceError> {
+    pub fn switch(
+        &self,
+        to: PipelineKind,
+        example: Example,
+        confirm: bool,
+    ) -> Result<(), WorkspaceError> {
         let _lock = self.lock()?;
         if self.has_tables() {
             if !confirm {
@@ -326,12 +331,18 @@ impl Lab {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir)(e).into()),
             _ => {}
         }
-        if to == PipelineKind::Project {
-            example::write_project(&dir, Format::Json).map_err(|e| WorkspaceError::Project {
-                file: e.path,
-                message: e.detail,
-            })?;
-        }
+        let written = match (to, example) {
+            (PipelineKind::Course, _) => Ok(()),
+            (PipelineKind::Project, Example::Support) => example::write_project(&dir, Format::Json),
+            // Module 9 reads the lab's topic, as the learner names it.
+            (PipelineKind::Project, Example::Shop) => {
+                example::shop::write_project(&dir, &self.config.topic_named())
+            }
+        };
+        written.map_err(|e| WorkspaceError::Project {
+            file: e.path,
+            message: e.detail,
+        })?;
         Ok(())
     }
 

@@ -214,12 +214,17 @@ impl Backend for LabRunner {
             .ok_or_else(|| ApiError::Failed("the project's check did not validate it".into()))
     }
 
-    async fn start_example(&self, confirm: bool) -> Result<ProjectCode, ApiError> {
-        self.switch(PipelineKind::Project, confirm).await
+    async fn start_example(
+        &self,
+        example: Example,
+        confirm: bool,
+    ) -> Result<ProjectCode, ApiError> {
+        self.switch(PipelineKind::Project, example, confirm).await
     }
 
     async fn use_course(&self, confirm: bool) -> Result<ProjectCode, ApiError> {
-        self.switch(PipelineKind::Course, confirm).await
+        self.switch(PipelineKind::Course, Example::default(), confirm)
+            .await
     }
 
     async fn landing(&self) -> Result<Vec<LandedFile>, ApiError> {

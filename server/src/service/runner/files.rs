@@ -2,7 +2,7 @@
 //! landing files, each announced so open pages refresh.
 
 use app::api::ApiError;
-use app::model::{Announcement, LandedFile, PipelineKind, ProjectCode};
+use app::model::{Announcement, Example, LandedFile, PipelineKind, ProjectCode};
 
 use super::LabRunner;
 use crate::service::error::{failed, refused};
@@ -13,6 +13,7 @@ impl LabRunner {
     pub(super) async fn switch(
         &self,
         to: PipelineKind,
+        example: Example,
         confirm: bool,
     ) -> Result<ProjectCode, ApiError> {
         if self.is_running() {
@@ -23,7 +24,7 @@ impl LabRunner {
         self.cool();
         let lab = self.lab.clone();
         // The lab's lock may wait for a run started from the command line.
-        tokio::task::spawn_blocking(move || lab.switch(to, confirm))
+        tokio::task::spawn_blocking(move || lab.switch(to, example, confirm))
             .await
             .map_err(|e| ApiError::Failed(format!("switching the pipeline: {e}")))?
             .map_err(refused)?;
