@@ -98,7 +98,9 @@ async fn look(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_fits_a_phone() {
-    clear_artifacts(|name| name.ends_with("-phone") || name.starts_with("course-"));
+    clear_artifacts(|name| {
+        name.ends_with("-phone") || name.starts_with("course-") || name.starts_with("shop-")
+    });
     let lab = TestLab::new("browser-phone");
     let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
     let made = |name: &'static str| {
@@ -110,7 +112,7 @@ async fn every_page_fits_a_phone() {
                 .to_string()
         }
     };
-    let (ann, sam) = (made("ann").await, made("sam").await);
+    let (ann, sam, kim) = (made("ann").await, made("sam").await, made("kim").await);
     for batch in ["1", "2"] {
         call(
             &base,
@@ -127,6 +129,24 @@ async fn every_page_fits_a_phone() {
     ] {
         call(&base, &sam, "/api/labs/sam/landing/example", days).await;
         call(&base, &sam, "/api/labs/sam/runs?wait=true", json!({})).await;
+    }
+    // Module 9 written in SQL, fed the course's batches.
+    call(
+        &base,
+        &kim,
+        "/api/labs/kim/pipeline/example?example=shop",
+        json!({}),
+    )
+    .await;
+    for batch in ["1", "2", "3", "4", "5"] {
+        let uri = "/api/labs/kim/produce?and_run=true";
+        call(
+            &base,
+            &kim,
+            uri,
+            json!({"scenario": "course", "batch": batch}),
+        )
+        .await;
     }
 
     let browser = Browser::start().await;
@@ -162,6 +182,16 @@ async fn every_page_fits_a_phone() {
         // The rows a warn rule kept, found on the tables page.
         "/tables?table=silver_tickets&column=first_response_s&op=%3C&value=0",
     ];
+    let shop = [
+        "",
+        "/runs",
+        "/pipeline",
+        "/code",
+        "/topic",
+        "/events",
+        "/tables",
+    ];
+    wide.extend(look(&browser, &base, "kim", "shop", &shop).await);
     wide.extend(look(&browser, &base, "sam", "week14", &week14).await);
     assert!(wide.is_empty(), "wider than a phone:\n{}", wide.join("\n"));
     // The filtered tables page says how many rows matched.

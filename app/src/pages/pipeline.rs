@@ -80,7 +80,7 @@ fn project_view(g: ProjectGraph) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <p class="lead">{format!("Project {}: {} datasets; each box shows its last run.", g.name, g.nodes.iter().filter(|n| n.kind != "files").count())}</p>
+        <p class="lead">{format!("Project {}: {} datasets; each box shows its last run.", g.name, g.nodes.iter().filter(|n| !is_source(&n.kind)).count())}</p>
         <p class="scroll-hint">"The graph is wider than this screen: scroll it sideways."</p>
         <div class="scroll">
             <svg class="project-graph" viewBox=format!("0 0 {} {}", g.width, g.height) width=g.width height=g.height role="img">
@@ -104,14 +104,14 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         .map_or("never".to_string(), |s| s.as_str().to_ascii_lowercase());
     let rows = match n.rows {
         Some(r) => format!("{r} rows"),
-        None if n.kind == "files" || n.kind == "view" => String::new(),
+        None if is_source(&n.kind) || n.kind == "view" => String::new(),
         None => "not created yet".into(),
     };
     // Short lines, so that they stay inside the box.
     // An idle last run shows the counts of the last run that did something, and says when.
     let when = n.counted_at.as_deref().map(short_time).unwrap_or_default();
     let last = match (n.status, n.counted_run) {
-        _ if n.kind == "files" => "read by the flows it feeds".to_string(),
+        _ if is_source(&n.kind) => "read by the flows it feeds".to_string(),
         (None, None) => "last run: none".into(),
         (Some(s), None) => format!("last run: {}", s.as_str().to_ascii_lowercase()),
         (s, Some(run)) => format!(
@@ -161,8 +161,8 @@ fn graph_node(n: GraphNode) -> impl IntoView {
         {counted_at.map(|at| view! { <title>{at}</title> })}
         {rules}
     };
-    let table =
-        (n.kind != "files" && n.kind != "view").then(|| href(&format!("/tables?table={}", n.name)));
+    let table = (!is_source(&n.kind) && n.kind != "view")
+        .then(|| href(&format!("/tables?table={}", n.name)));
     view! {
         <g class="dataset" data-node=n.name.clone() data-status=status.clone()>
             {match table {
@@ -179,4 +179,9 @@ fn cut(text: &str, chars: usize) -> String {
         Some((at, _)) if text.chars().count() > chars => format!("{}…", &text[..at]),
         _ => text.to_string(),
     }
+}
+
+/// Whether a node is what flows read rather than a dataset: landed files or a Kafka topic.
+fn is_source(kind: &str) -> bool {
+    matches!(kind, "files" | "Kafka topic")
 }

@@ -18,6 +18,8 @@ use crate::service::lab::Lab;
 /// The drawing's units: a node's width, its height before its rules (six lines), a rule's
 /// line, the gaps.
 const WIDTH: u32 = 240;
+/// The kind of a node that is a Kafka topic a flow reads.
+const KAFKA: &str = "Kafka topic";
 const HEIGHT: u32 = 124;
 const RULE: u32 = 18;
 const GAP_X: u32 = 48;
@@ -30,7 +32,7 @@ fn edges(graph: &Graph) -> BTreeSet<(String, String)> {
     let source = |read: &crate::engine::declarative::sql::Read| match &read.source {
         Source::Table(name) => name.clone(),
         Source::Files { path, .. } => path.clone(),
-        Source::Kafka { topic, .. } => format!("kafka:{topic}"),
+        Source::Kafka { topic, .. } => format!("read_kafka('{topic}')"),
     };
     let mut edges = BTreeSet::new();
     let mut add = |query: &FlowQuery, to: &str| {
@@ -187,6 +189,7 @@ pub async fn project_graph(lab: &Lab, graph: &Graph) -> Result<ProjectGraph, Api
             .iter()
             .any(|f| f.target == name && f.kind == FlowKind::AutoCdc);
         let kind = match dataset.map(|d| d.kind) {
+            None if name.starts_with("read_kafka(") => KAFKA.to_string(),
             None => "files".to_string(),
             Some(_) if cdc => "AUTO CDC target".to_string(),
             Some(k) => k.as_str().to_string(),
