@@ -460,4 +460,14 @@ async fn a_lab_started_from_module_9_in_sql_reads_its_own_topic_and_closes_the_s
         .map(|(h, o, r)| (h.to_string(), *o, r.to_string()))
         .collect();
     assert_eq!(hours, expected, "{rows}");
+    // Final through the last hour written; the next closes with an event at 14:00 (SPEC §3).
+    let fresh = server
+        .ok("GET", "/api/labs/ann/freshness", &ann, json!({}))
+        .await;
+    assert_eq!(fresh["final_through"], "2026-10-01 11:00", "{fresh}");
+    let said = fresh["sentences"].to_string();
+    assert!(
+        said.contains("an event at or after 2026-10-01 14:00 arrives"),
+        "{said}"
+    );
 }

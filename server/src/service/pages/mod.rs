@@ -16,6 +16,7 @@ pub mod runs;
 pub mod tables;
 pub mod topic;
 pub mod whatif;
+mod window_freshness;
 
 use app::api::ApiError;
 

@@ -212,6 +212,9 @@ pub async fn freshness(
         .find(|b| b.r#final)
         .map(|b| b.label.clone());
     let not_final = shown.iter().filter(|b| !b.r#final).count();
+    // Windowed tables are final through their last window written (`window_freshness.rs`).
+    let windows = super::window_freshness::said(lab, &graph).await?;
+    let last_final = last_final.or(windows.final_through);
     sentences.push(match (&last_final, not_final) {
         (Some(day), 0) => format!("The numbers are final through {day}."),
         (Some(day), n) => format!(
@@ -226,6 +229,7 @@ pub async fn freshness(
         (None, _) if !shown.is_empty() => "No day's numbers are final yet.".to_string(),
         (None, _) => "There are no numbers yet.".to_string(),
     });
+    sentences.extend(windows.sentences);
     for folder in folders {
         sentences.push(source_sentence(&folder, &files));
     }

@@ -357,3 +357,53 @@ fn array(cells: &[Cell], kind: &DataType) -> ArrayRef {
         }
     }
 }
+
+/// Where a windowed flow's windows stand as its table's last commit left them.
+#[derive(Debug, Clone)]
+pub struct Standing {
+    pub target: String,
+    pub width: i64,
+    pub delay: i64,
+    pub watermark: Option<i64>,
+}
+
+impl Standing {
+    /// The start of the last window written (final), if the watermark closed any.
+    pub fn final_through(&self) -> Option<i64> {
+        // [s, s + width) is closed once s + width <= the watermark.
+        let w = self.watermark?;
+        Some(crate::engine::streaming::watermark::window_start(
+            w - self.width,
+            self.width,
+        ))
+    }
+}
+
+/// Each windowed flow of `graph` and where its windows stand.
+pub async fn standing(
+    cx: &crate::engine::flow::FlowContext,
+    graph: &crate::engine::declarative::graph::Graph,
+) -> Result<Vec<Standing>, FlowError> {
+    let mut out = vec![];
+    for flow in &graph.flows {
+        let Some(plan) = &flow.query.window else {
+            continue;
+        };
+        let mut standing = Standing {
+            target: flow.target.clone(),
+            width: plan.width,
+            delay: plan.watermark.delay,
+            watermark: None,
+        };
+        if let Some(table) = cx.tables.open_named(&flow.target).await? {
+            let committed = super::committed(cx, &table, &flow.target).await?;
+            if committed > 0 {
+                let state: super::TableState =
+                    crate::engine::state::load(&super::state_dir(cx, &flow.target), committed)?;
+                standing.watermark = state.windows.get(&flow.name).and_then(|w| w.watermark);
+            }
+        }
+        out.push(standing);
+    }
+    Ok(out)
+}
