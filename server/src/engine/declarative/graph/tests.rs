@@ -230,3 +230,73 @@ fn views_nest_so_deep_at_most_and_names_stay_in_the_lab() {
         "{error}"
     );
 }
+
+/// What Spark's append mode refuses in a streaming table is refused with the project, at the
+/// query's line, saying why (PIPELINES §8).
+#[test]
+fn what_append_mode_refuses_is_refused_at_its_place() {
+    let base = "CREATE STREAMING TABLE b AS SELECT * FROM STREAM read_files('landing/x', format => 'json');\n";
+    for (query, says) in [
+        (
+            "SELECT k, count(*) AS n FROM STREAM b GROUP BY k",
+            "aggregates a stream without a window",
+        ),
+        (
+            "SELECT window(t, '1 hour').start AS h, count(*) AS n FROM STREAM b GROUP BY window(t, '1 hour')",
+            "a window needs a watermark",
+        ),
+        (
+            "SELECT window(t, '1 hour').start AS h, count(DISTINCT k) AS n FROM STREAM b \
+             WATERMARK t DELAY OF INTERVAL 1 HOUR GROUP BY window(t, '1 hour')",
+            "DISTINCT",
+        ),
+        (
+            "SELECT window(t, '1 hour').start AS h, k FROM STREAM b \
+             WATERMARK t DELAY OF INTERVAL 1 HOUR GROUP BY window(t, '1 hour')",
+            "neither grouped nor aggregated",
+        ),
+        (
+            "SELECT window(u, '1 hour').start AS h, count(*) AS n FROM STREAM b \
+             WATERMARK t DELAY OF INTERVAL 1 HOUR GROUP BY window(u, '1 hour')",
+            "must be the same column",
+        ),
+        (
+            "SELECT window(t, '1 hour', '10 minutes').start AS h, count(*) AS n FROM STREAM b \
+             WATERMARK t DELAY OF INTERVAL 1 HOUR GROUP BY window(t, '1 hour', '10 minutes')",
+            "sliding windows",
+        ),
+        (
+            "SELECT window(t, '1 fortnight').start AS h, count(*) AS n FROM STREAM b \
+             WATERMARK t DELAY OF INTERVAL 1 HOUR GROUP BY window(t, '1 fortnight')",
+            "fortnight",
+        ),
+    ] {
+        let sql = format!("{base}\nCREATE STREAMING TABLE g AS\n{query};\n");
+        let refused = match graph(&sql) {
+            Ok(_) => panic!("{query}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(refused.contains(says), "{query}: {refused}");
+        assert!(refused.starts_with("t.sql:4:"), "{query}: {refused}");
+    }
+    // A watermark where nothing streams, and the dedup property without a watermark.
+    let view = format!(
+        "{base}CREATE MATERIALIZED VIEW v AS SELECT * FROM b WATERMARK t DELAY OF INTERVAL 1 HOUR;\n"
+    );
+    assert!(
+        graph(&view)
+            .unwrap_err()
+            .to_string()
+            .contains("does not stream")
+    );
+    let dedup = format!(
+        "{base}CREATE STREAMING TABLE d TBLPROPERTIES ('reckon.dropDuplicatesWithinWatermark' = 'k') \
+         AS SELECT * FROM STREAM b;\n"
+    );
+    assert!(
+        graph(&dedup)
+            .unwrap_err()
+            .to_string()
+            .contains("needs a watermark")
+    );
+}

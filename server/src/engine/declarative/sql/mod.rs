@@ -110,6 +110,13 @@ pub fn flow_query(text: &QueryText, prefix: &str) -> Result<FlowQuery, ParseErro
     }
     let window = match &watermark {
         Some(w) => window::plan(&query, w).map_err(&error)?,
+        None if window::groups_by_window(&query) => {
+            return Err(error(
+                "a window needs a watermark on its column: WATERMARK col DELAY OF INTERVAL n unit \
+                 after the source (PIPELINES §8)"
+                    .into(),
+            ));
+        }
         None => None,
     };
     Ok(FlowQuery {

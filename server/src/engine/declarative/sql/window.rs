@@ -98,6 +98,19 @@ pub fn aggregates(query: &Query) -> bool {
         })
 }
 
+/// Whether the query groups by `window(...)`.
+pub fn groups_by_window(query: &Query) -> bool {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return false;
+    };
+    match &select.group_by {
+        GroupByExpr::Expressions(groups, _) => groups
+            .iter()
+            .any(|g| matches!(window_call(g), Ok(Some(_)) | Err(_))),
+        GroupByExpr::All(_) => false,
+    }
+}
+
 /// The windowed plan of `query`, which has `watermark`; `Ok(None)` when it does not group by a
 /// window. What Spark's append mode refuses is refused, saying why.
 pub fn plan(query: &Query, watermark: &Watermark) -> Result<Option<WindowPlan>, String> {
