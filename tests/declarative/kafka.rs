@@ -151,3 +151,43 @@ async fn a_missing_topic_and_another_broker_are_refused_and_nothing_is_made() {
         stderr(&out)
     );
 }
+
+/// A malformed message of one of several kinds.
+fn malformed(n: usize) -> String {
+    match n % 7 {
+        0 => format!("not json {n}"),
+        1 => "[1, 2, 3]".into(),
+        2 => format!(r#"{{"order_id": "x{n}", "status": 7}}"#),
+        3 => "[".repeat(5_000) + &"]".repeat(5_000),
+        4 => format!(r#"{{"order_id": {n}, "status": "{}"}}"#, "s".repeat(20_000)),
+        5 => String::new(),
+        _ => r#"{"order_id": 99999999999999999999999, "status": null}"#.into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_malformed_messages_are_each_a_row_with_null_fields() {
+    let lab = TestLab::new("kafkamalformed");
+    let kafka = lab.kafka();
+    kafka.ensure_topic(&lab.topic, 3).await.unwrap();
+    let producer = kafka.producer().unwrap();
+    let sent: Vec<String> = (0..1_000).map(malformed).collect();
+    for (n, message) in sent.iter().enumerate() {
+        producer
+            .send(&lab.topic, &n.to_string(), message)
+            .await
+            .unwrap();
+    }
+    let project = kafka_project(&lab, "malformed");
+    lab.ok(&["pipeline", "run", &project]);
+    let rows = lab.table("raw");
+    assert_eq!(rows.len(), sent.len(), "every message is a row");
+    for row in &rows {
+        let raw = row["raw"].as_str().unwrap_or_default();
+        // Only the long status fits; every other field is NULL.
+        match raw.contains(&"s".repeat(100)) {
+            true => assert!(row["order_id"].is_i64(), "{raw:.80}"),
+            false => assert!(row["order_id"].is_null(), "{raw:.80}: {row:.200}"),
+        }
+    }
+}
