@@ -10,6 +10,7 @@ mod kafka;
 mod loading;
 mod reruns;
 mod shop;
+mod windows;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

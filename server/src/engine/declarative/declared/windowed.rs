@@ -201,7 +201,7 @@ impl Columns {
         };
         let time = column(TIME)?;
         let time = match time.data_type() {
-            DataType::Timestamp(..) | DataType::Date32 => time,
+            DataType::Timestamp(..) | DataType::Date32 => canonical(&time)?,
             other => {
                 return Err(FlowError::from(Refusal::SchemaClash(format!(
                     "the watermark's column {} is {other}, not a TIMESTAMP",
@@ -216,7 +216,7 @@ impl Columns {
             .unwrap_or_else(|| BooleanArray::from(vec![true; batch.num_rows()]));
         let many = |prefix: &str, n: usize| {
             (0..n)
-                .map(|i| column(&format!("{prefix}{i}")))
+                .map(|i| canonical(&column(&format!("{prefix}{i}"))?))
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(Self {
@@ -243,51 +243,47 @@ impl Columns {
     }
 }
 
-/// Row `i` of `array` as a cell: times in microseconds (a date's as its midnight's).
+/// A column cast once to the type its cells are read from: whole numbers as BIGINT, floating
+/// ones as DOUBLE, times as microseconds, anything else as text (a cast per cell would allocate
+/// for every row).
+fn canonical(array: &ArrayRef) -> Result<ArrayRef, FlowError> {
+    let to = match array.data_type() {
+        DataType::Boolean | DataType::Decimal128(..) | DataType::Date32 => return Ok(array.clone()),
+        t if t.is_integer() => DataType::Int64,
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => DataType::Float64,
+        DataType::Timestamp(..) => DataType::Timestamp(TimeUnit::Microsecond, None),
+        _ => DataType::Utf8,
+    };
+    cast(array, &to).map_err(|source| {
+        FlowError::Table(TableError::Arrow {
+            table: "a windowed flow's input".into(),
+            source,
+        })
+    })
+}
+
+/// Row `i` of a [`canonical`] column as a cell: times in microseconds (a date's as its
+/// midnight's).
 fn cell(array: &ArrayRef, i: usize) -> Cell {
+    use arrow::datatypes::{Date32Type, Decimal128Type, Float64Type, Int64Type};
     if array.is_null(i) {
         return Cell::Null;
     }
     match array.data_type() {
         DataType::Boolean => Cell::Bool(array.as_boolean().value(i)),
-        t if t.is_integer() => match cast(&array.slice(i, 1), &DataType::Int64) {
-            Ok(one) => Cell::Int(one.as_primitive::<arrow::datatypes::Int64Type>().value(0)),
-            Err(_) => Cell::Null,
-        },
-        DataType::Decimal128(..) => Cell::Dec(
+        DataType::Int64 => Cell::Int(array.as_primitive::<Int64Type>().value(i)),
+        DataType::Decimal128(..) => Cell::Dec(array.as_primitive::<Decimal128Type>().value(i)),
+        DataType::Float64 => Cell::Float(array.as_primitive::<Float64Type>().value(i)),
+        DataType::Date32 => {
+            Cell::Time(i64::from(array.as_primitive::<Date32Type>().value(i)) * 86_400_000_000)
+        }
+        DataType::Timestamp(..) => Cell::Time(
             array
-                .as_primitive::<arrow::datatypes::Decimal128Type>()
+                .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
                 .value(i),
         ),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-            match cast(&array.slice(i, 1), &DataType::Float64) {
-                Ok(one) => {
-                    Cell::Float(one.as_primitive::<arrow::datatypes::Float64Type>().value(0))
-                }
-                Err(_) => Cell::Null,
-            }
-        }
-        DataType::Date32 => Cell::Time(
-            i64::from(
-                array
-                    .as_primitive::<arrow::datatypes::Date32Type>()
-                    .value(i),
-            ) * 86_400_000_000,
-        ),
-        DataType::Timestamp(..) => match cast(
-            &array.slice(i, 1),
-            &DataType::Timestamp(TimeUnit::Microsecond, None),
-        ) {
-            Ok(one) => Cell::Time(
-                one.as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
-                    .value(0),
-            ),
-            Err(_) => Cell::Null,
-        },
-        _ => match cast(&array.slice(i, 1), &DataType::Utf8) {
-            Ok(one) => Cell::Text(one.as_string::<i32>().value(0).to_string()),
-            Err(_) => Cell::Null,
-        },
+        DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(i).to_string()),
+        _ => Cell::Null,
     }
 }
 

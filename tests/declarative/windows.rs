@@ -1,0 +1,205 @@
+//! Windows with group keys and every aggregate, over landed files (PIPELINES §8): after random
+//! splits of the same events into runs, every window written equals a recount in plain Rust of
+//! the events on time for it, and is written once.
+
+use std::collections::BTreeMap;
+
+use reckon::engine::rng::Rng;
+
+use super::*;
+
+const SQL: &str = "CREATE OR REFRESH STREAMING TABLE sales AS
+SELECT * FROM STREAM read_files('landing/sales', format => 'json',
+  schema => 'at TIMESTAMP, region STRING, qty BIGINT, price DECIMAL(8,2), ok BOOLEAN');
+
+CREATE OR REFRESH STREAMING TABLE by_region AS
+SELECT window(at, '30 minutes').start AS start, window(at, '30 minutes').end AS stop, region,
+       count(*) AS n, count(price) AS priced, count_if(ok) AS oks, sum(qty) AS qty,
+       sum(price) AS revenue, min(price) AS low, max(region) AS top, avg(qty) AS mean_qty
+FROM STREAM sales WATERMARK at DELAY OF INTERVAL 20 MINUTES
+WHERE qty > 0
+GROUP BY window(at, '30 minutes'), region;
+";
+
+/// One sale: minutes after 09:00, region, qty, price in cents (none: NULL), ok.
+type Sale = (i64, &'static str, i64, Option<i64>, bool);
+
+fn line(s: &Sale) -> String {
+    let price = s.3.map_or("null".to_string(), |c| {
+        format!("\"{}.{:02}\"", c / 100, c % 100)
+    });
+    format!(
+        r#"{{"at": "2026-10-01T{:02}:{:02}:00Z", "region": "{}", "qty": {}, "price": {price}, "ok": {}}}"#,
+        9 + s.0 / 60,
+        s.0 % 60,
+        s.1,
+        s.2,
+        s.4
+    )
+}
+
+#[test]
+fn windows_with_keys_and_every_aggregate_equal_a_recount_in_any_batching() {
+    let mut rng = Rng(0x77_1d0f);
+    let sales: Vec<Sale> = (0..120)
+        .map(|_| {
+            let minutes = rng.below(240) as i64;
+            let region = ["north", "south", "east"][rng.below(3) as usize];
+            let qty = rng.below(6) as i64 - 1;
+            let price = (!rng.percent(10)).then(|| 100 + rng.below(5000) as i64);
+            (minutes, region, qty, price, rng.percent(50))
+        })
+        .collect();
+    let lab = TestLab::new("windows");
+    let dir = sql_project(&lab, "w", SQL);
+    let landing = lab.data().join("landing/sales");
+    std::fs::create_dir_all(&landing).unwrap();
+    // Random splits into files, each file a run; the model replays the same runs.
+    let mut model = Model::default();
+    let (mut at, mut file) = (0, 0);
+    while at < sales.len() {
+        let take = (1 + rng.below(30) as usize).min(sales.len() - at);
+        let run = &sales[at..at + take];
+        let text: Vec<String> = run.iter().map(line).collect();
+        std::fs::write(landing.join(format!("{file:03}.json")), text.join("\n")).unwrap();
+        lab.ok(&["pipeline", "run", dir.to_str().unwrap()]);
+        model.run(run);
+        at += take;
+        file += 1;
+    }
+    let mut written: Vec<(
+        String,
+        String,
+        i64,
+        i64,
+        i64,
+        i64,
+        String,
+        String,
+        String,
+        f64,
+    )> = lab
+        .table("by_region")
+        .iter()
+        .map(|r| {
+            let text = |v: &Value| {
+                v.as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| v.to_string())
+            };
+            (
+                text(&r["start"]),
+                text(&r["region"]),
+                r["n"].as_i64().unwrap(),
+                r["priced"].as_i64().unwrap(),
+                r["oks"].as_i64().unwrap(),
+                r["qty"].as_i64().unwrap(),
+                text(&r["revenue"]),
+                text(&r["low"]),
+                text(&r["top"]),
+                r["mean_qty"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    written.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let expected = model.closed();
+    assert!(!expected.is_empty(), "the runs close windows");
+    assert_eq!(written.len(), expected.len(), "{written:?}\n{expected:?}");
+    for (got, want) in written.iter().zip(&expected) {
+        assert_eq!(
+            (&got.0, &got.1, got.2, got.3, got.4, got.5),
+            (&want.0, &want.1, want.2, want.3, want.4, want.5)
+        );
+        assert_eq!(
+            (&got.6, &got.7, &got.8),
+            (&want.6, &want.7, &want.8),
+            "{got:?}"
+        );
+        assert!((got.9 - want.9).abs() < 1e-9, "{got:?} {want:?}");
+    }
+}
+
+/// The same rules in plain Rust: the watermark trails the latest `at` of rows with qty > 0 by 20
+/// minutes; a row whose half hour ended at or before the watermark at the run's start is late.
+#[derive(Default)]
+struct Model {
+    watermark: Option<i64>,
+    open: BTreeMap<(i64, &'static str), Vec<Sale>>,
+    closed: Vec<(i64, &'static str, Vec<Sale>)>,
+}
+
+impl Model {
+    fn run(&mut self, sales: &[Sale]) {
+        let before = self.watermark;
+        let mut latest = None;
+        for s in sales.iter().filter(|s| s.2 > 0) {
+            latest = Some(latest.map_or(s.0, |l: i64| l.max(s.0)));
+            let start = s.0.div_euclid(30) * 30;
+            if before.is_some_and(|w| start + 30 <= w) {
+                continue;
+            }
+            self.open.entry((start, s.1)).or_default().push(*s);
+        }
+        if let Some(latest) = latest {
+            self.watermark = Some(self.watermark.map_or(latest - 20, |w| w.max(latest - 20)));
+        }
+        if let Some(w) = self.watermark {
+            let keys: Vec<_> = self
+                .open
+                .keys()
+                .filter(|(s, _)| s + 30 <= w)
+                .copied()
+                .collect();
+            for key in keys {
+                let rows = self.open.remove(&key).unwrap();
+                self.closed.push((key.0, key.1, rows));
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn closed(
+        &self,
+    ) -> Vec<(
+        String,
+        String,
+        i64,
+        i64,
+        i64,
+        i64,
+        String,
+        String,
+        String,
+        f64,
+    )> {
+        let money = |c: i64| format!("{}.{:02}", c / 100, c % 100);
+        let mut out: Vec<_> = self
+            .closed
+            .iter()
+            .map(|(start, region, rows)| {
+                let prices: Vec<i64> = rows.iter().filter_map(|r| r.3).collect();
+                let qty: i64 = rows.iter().map(|r| r.2).sum();
+                (
+                    format!("2026-10-01T{:02}:{:02}:00Z", 9 + start / 60, start % 60),
+                    region.to_string(),
+                    rows.len() as i64,
+                    prices.len() as i64,
+                    rows.iter().filter(|r| r.4).count() as i64,
+                    qty,
+                    match prices.is_empty() {
+                        true => "null".to_string(),
+                        false => money(prices.iter().sum()),
+                    },
+                    prices
+                        .iter()
+                        .min()
+                        .map_or("null".to_string(), |c| money(*c)),
+                    region.to_string(),
+                    qty as f64 / rows.len() as f64,
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
+    }
+}
