@@ -9,7 +9,8 @@
 //! it, a process per stream: median of 3), a 1,000-event run with 10 k vs N events in bronze,
 //! the raw consume and Parquet write rates, the full recount beside DuckDB running the check's two
 //! queries on the same Parquet files (both must find the same), and both `hourly_sales` compared
-//! (they must be identical). Prints a table and ratio lines; writes `bench/results.md`'s side-by-side section,
+//! (they must be identical), and module 9 written in SQL run after each of Reckon's runs (`shop.rs`;
+//! its hours must equal them). Prints a table and ratio lines; writes `bench/results.md`'s section,
 //! `bench/side_by_side.json` and the chart `bench/side_by_side.svg`.
 
 use std::path::{Path, PathBuf};
@@ -17,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use reckon::bench::spark::SparkPeer;
 use reckon::bench::{self, Stages, Workload, median};
-use reckon::{Config, Lab};
 use serde_json::json;
 
 /// 1,000-event runs on each side for `ratio incremental big/small`: with 3 the ratio of two
@@ -30,31 +30,15 @@ const INCREMENTAL_RUNS: usize = 21;
 mod args;
 mod record;
 mod recount;
+mod shop;
 mod warm;
 
 use args::args;
-
-fn lab(dir: &Path, name: &str) -> Lab {
-    let mut config = Config::new(dir.join(name));
-    config.topic = format!(
-        "bench.{name}.{}.{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp()
-    );
-    Lab::new(config)
-}
+use shop::{Shop, lab, ms, rate};
 
 /// Passes of each measurement whose best is kept: the machine's limits, the full recount and
 /// DuckDB's.
 const TRIES: usize = 3;
-
-fn rate(rows: u64, took: Duration) -> f64 {
-    rows as f64 / took.as_secs_f64().max(1e-9)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// On the runtime the CLI and the server start with (`reckon::process`).
 fn main() -> anyhow::Result<()> {
@@ -86,6 +70,8 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
     }
     let main_lab = lab(dir, "main");
     main_lab.reset(false).await?;
+    // Module 9 written in SQL, on the same topic: run after each of the course's runs.
+    let mut shop = Shop::new(dir, "shop", &main_lab.config.topic)?;
     let workload = Workload::new(args.events, args.sends);
     let n = workload.events();
     println!(
@@ -119,6 +105,7 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         produce += started.elapsed();
         let ours = bench::reckon_run(&main_lab).await?;
         reckon.add(&ours);
+        shop.run().await?;
         let theirs = match spark.as_mut() {
             Some(s) => s.run()?,
             None => Stages::default(),
@@ -144,12 +131,13 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         next += count;
         workload.after(next - count, count)
     };
-    let (mut small, mut small_stages, mut small_warm, mut small_cold) =
-        (vec![], vec![], vec![], vec![]);
+    let (mut small, mut small_stages, mut small_warm, mut small_cold, mut shop_small) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..args.small_runs {
         let (took, stages) = bench::timed_run(&main_lab, &batch(10)).await?;
         small.push(took);
         small_stages.push(stages);
+        shop_small.push(shop.run().await?);
         if let Some(s) = spark.as_mut() {
             let t = s.run()?;
             small_warm.push(t.bronze + t.silver + t.gold + t.check);
@@ -185,6 +173,8 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         None => None,
     };
     drop(spark);
+    let shop_hours = shop.same_hours_as(&main_lab).await?;
+    println!("the shop project's hourly_sales equal the course's: {shop_hours} hours");
 
     // 4. Incremental: a 1,000-event run with N events in bronze, and with 10 k, in turns (one
     // of each, INCREMENTAL_RUNS times), so a slower minute of the machine weighs on both sides.
@@ -193,15 +183,20 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
     let ten_k = Workload::new(10_000, 1);
     small_lab.produce(&ten_k.sends[0], "bench").await?;
     bench::reckon_run(&small_lab).await?;
+    let mut shop_ten_k = Shop::new(dir, "shop-ten-k", &small_lab.config.topic)?;
+    shop_ten_k.run().await?;
+    let (mut shop_big, mut shop_small_lab) = (vec![], vec![]);
     let (mut big_runs, mut big_stages, mut small_runs, mut ten_k_stages) =
         (vec![], vec![], vec![], vec![]);
     for i in 0..INCREMENTAL_RUNS {
         let (took, figures) = bench::timed_run(&main_lab, &batch(1000)).await?;
         big_runs.push(took);
         big_stages.push(figures);
+        shop_big.push(shop.run().await?);
         let (took, figures) = bench::timed_run(&small_lab, &ten_k.after(i * 1000, 1000)).await?;
         small_runs.push(took);
         ten_k_stages.push(figures);
+        shop_small_lab.push(shop_ten_k.run().await?);
     }
     let (big_run, ten_k_run) = (median(big_runs), median(small_runs));
     let files = [
@@ -427,6 +422,11 @@ async fn bench(args: &args::Args, dir: &Path) -> anyhow::Result<()> {
         };
         line(format!("ratio {name} = {value:.2}{verdict}"));
     }
+    let spark_sides = args.spark.then_some((peer.gold, cold));
+    let shop_runs = (shop_big.as_slice(), shop_small_lab.as_slice());
+    shop::ratio_lines(&shop, spark_sides, &shop_small, shop_runs)
+        .into_iter()
+        .for_each(&mut line);
 
     if args.spark {
         let figures = json!({
