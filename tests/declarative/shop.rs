@@ -153,3 +153,37 @@ fn a_shop_run_cut_at_any_point_of_its_kafka_or_windowed_flow_changes_nothing() {
         pair.run_and_compare(&format!("cut at {crash}, after batch {batch}"));
     }
 }
+
+/// Taking the property out changes the windows' shape: refused until a full refresh rebuilds the
+/// table, which then counts order 1005 twice at 11:00, as the course's gold does without dedup.
+#[test]
+fn a_changed_window_shape_is_refused_until_a_full_refresh_rebuilds_the_table() {
+    let pair = Pair::new("shopshape", true);
+    for batch in ["1", "2", "3", "3", "4", "5"] {
+        pair.course.send(batch);
+        pair.run_and_compare(&format!("after batch {batch}"));
+    }
+    let sql = std::path::Path::new(&pair.project).join("transformations/shop.sql");
+    let text = std::fs::read_to_string(&sql).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("reckon.dropDuplicatesWithinWatermark"))
+        .collect();
+    std::fs::write(&sql, kept.join("\n")).unwrap();
+    let out = pair.shop.reckon(&["pipeline", "run", &pair.project]);
+    let said = stdout(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("--full-refresh hourly_sales"), "{said}");
+    pair.shop.ok(&[
+        "pipeline",
+        "run",
+        &pair.project,
+        "--full-refresh",
+        "hourly_sales",
+    ]);
+    let eleven = hours(&pair.shop)
+        .into_iter()
+        .find(|h| h.0 == "2026-10-01T11:00:00Z")
+        .expect("11:00 is written");
+    assert_eq!((eleven.1, eleven.2), (2, 3650), "order 1005 counted twice");
+}

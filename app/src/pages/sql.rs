@@ -3,19 +3,21 @@
 
 use leptos::prelude::*;
 
-const KEYWORDS: [&str; 58] = [
+const KEYWORDS: [&str; 64] = [
     "AND",
     "APPLY",
     "AS",
     "AUTO",
     "BY",
     "CASE",
+    "CAST",
     "CDC",
     "COLUMNS",
     "COMMENT",
     "CONSTRAINT",
     "COUNT",
     "CREATE",
+    "DELAY",
     "DELETE",
     "DISTINCT",
     "DROP",
@@ -32,6 +34,7 @@ const KEYWORDS: [&str; 58] = [
     "IGNORE",
     "IN",
     "INSERT",
+    "INTERVAL",
     "INTO",
     "IS",
     "JOIN",
@@ -42,6 +45,7 @@ const KEYWORDS: [&str; 58] = [
     "NOT",
     "NULL",
     "NULLS",
+    "OF",
     "ON",
     "OR",
     "ORDER",
@@ -60,8 +64,10 @@ const KEYWORDS: [&str; 58] = [
     "TYPE",
     "UPDATE",
     "VIEW",
+    "WATERMARK",
     "WHEN",
     "WHERE",
+    "WINDOW",
 ];
 
 /// What a stretch of text is.

@@ -67,6 +67,10 @@ pub enum Refusal {
     /// An AUTO CDC target's shape changed since it was made: a full refresh rebuilds it.
     #[error("{0}")]
     CdcShapeChanged(String),
+    /// A windowed table's window, delay, aggregates or duplicate keys changed since its state
+    /// started: a full refresh rebuilds it (Spark needs a new checkpoint).
+    #[error("{0}")]
+    WindowShapeChanged(String),
     /// A full refresh the project does not allow.
     #[error("{0}")]
     Refresh(String),

@@ -171,6 +171,9 @@ pub struct WindowState {
     open: Vec<(i64, Vec<Cell>, Vec<Acc>)>,
     /// Dedup keys and their first event time, while the watermark keeps them.
     keys: Vec<(Vec<Cell>, i64)>,
+    /// The shape the state was made with: another one cannot go on from it.
+    #[serde(default)]
+    shape: Option<Shape>,
 }
 
 /// The shape of a windowed flow: its window, delay, aggregates and whether it drops duplicates.
@@ -195,6 +198,11 @@ pub struct Running<'s> {
 }
 
 impl WindowState {
+    /// The shape its first run had (`None` before any).
+    pub fn started_with(&self) -> Option<&Shape> {
+        self.shape.as_ref()
+    }
+
     /// Starts a run over this state.
     pub fn run<'s>(&self, shape: &'s Shape) -> Running<'s> {
         Running {
@@ -270,6 +278,7 @@ impl Running<'_> {
             watermark: w,
             open: self.open.into_iter().map(|((s, k), a)| (s, k, a)).collect(),
             keys,
+            shape: Some(self.shape.clone()),
         };
         (state, closed)
     }

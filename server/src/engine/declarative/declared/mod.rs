@@ -189,6 +189,15 @@ impl Flow for Declared<'_> {
         let definition = self.flow.definition(self.target);
         let changed = progress.definition.as_ref() != Some(&definition);
         event.figures.definition_changed = changed && progress.definition.is_some();
+        if let (Some(plan), Some(before)) = (
+            &self.flow.query.window,
+            restored.state.windows.get(&self.flow.name),
+        ) {
+            // Refused at once, not at the next row: the table would go on wrong meanwhile.
+            let property = self.target.properties.get(DEDUP_WITHIN_WATERMARK);
+            let shape = windowed::shape(plan, &windowed::dedup_columns(property));
+            windowed::same_shape(before, &shape, &self.flow.target)?;
+        }
         progress.definition = Some(definition);
         let recompute = self.flow.kind == FlowKind::Materialize && (fresh || changed);
         if !registered.anything_new && !recompute {

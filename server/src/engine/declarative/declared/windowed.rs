@@ -120,6 +120,7 @@ pub async fn process(
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let batches = bounds.collect(df, target).await?;
     let shape = shape(plan, dedup);
+    same_shape(state, &shape, target)?;
     let mut running = state.run(&shape);
     let (mut late, mut duplicate) = (0, 0);
     for batch in &batches {
@@ -157,6 +158,35 @@ pub async fn process(
         source,
     })?;
     Ok(Windowed { rows, state })
+}
+
+/// Refuses to go on from `state` with another shape than it started with: its open windows
+/// and keys would mean something else (Spark needs a new checkpoint).
+pub fn same_shape(state: &WindowState, shape: &Shape, target: &str) -> Result<(), FlowError> {
+    match state.started_with().filter(|before| *before != shape) {
+        Some(before) => Err(FlowError::from(Refusal::WindowShapeChanged(format!(
+            "{target}'s windows were started as {}; the query now asks for {}: run with \
+             --full-refresh {target} to rebuild it",
+            described(before),
+            described(shape)
+        )))),
+        None => Ok(()),
+    }
+}
+
+/// A shape in words: "1-hour windows, 1-hour delay, 2 aggregates, duplicates dropped".
+fn described(shape: &Shape) -> String {
+    let minutes = |m: i64| format!("{} min", m / 60_000_000);
+    format!(
+        "{} windows, a {} delay, {} aggregate(s), {}",
+        minutes(shape.width),
+        minutes(shape.delay),
+        shape.aggregates.len(),
+        match shape.dedup {
+            true => "duplicates dropped within the watermark",
+            false => "duplicates counted",
+        }
+    )
 }
 
 /// An aggregate's value, as its column holds it.
