@@ -8,6 +8,7 @@ mod isolation;
 mod refusals;
 #[path = "../support/server.rs"]
 mod server;
+mod shop;
 
 use std::collections::BTreeMap;
 use std::path::Path;

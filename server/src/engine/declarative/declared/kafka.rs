@@ -1,18 +1,14 @@
 //! A flow's `read_kafka` (PIPELINES §8): the topic mapped to the lab's own, a missing topic or
 //! another broker refused, and under `STREAM` only the messages after the offsets the flow's last
-//! commit stored (its [`Progress`], committed with its rows: exactly once across crashes).
+//! commit stored (its progress, committed with its rows: exactly once across crashes).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use datafusion::datasource::MemTable;
-use datafusion::prelude::SessionContext;
+use arrow::array::RecordBatch;
 
-use super::sources::{Progress, Registered};
 use crate::engine::declarative::sql::{Read, Starting};
 use crate::engine::flow::{FlowContext, FlowError, Refusal};
 use crate::engine::streaming::kafka as kafka_source;
-use crate::engine::tables::TableError;
 
 /// Refuses a `bootstrapServers` other than the lab's broker: a learner's SQL connects nowhere
 /// else (Databricks needs the option; Reckon knows its broker).
@@ -27,16 +23,24 @@ pub fn check_servers(cx: &FlowContext, servers: Option<&str>) -> Result<(), Stri
     }
 }
 
-/// Registers `read` of `topic` in `ctx`: the whole topic as it is now, or under `STREAM` the
-/// messages since the flow's stored offsets; `progress` moves to what this run read.
-pub async fn register(
-    ctx: &SessionContext,
+/// What one `read_kafka` read this run.
+pub struct KafkaRead {
+    pub rows: RecordBatch,
+    /// Per partition, the last offset read (or where a `latest` start left it): the progress to
+    /// commit under `STREAM`.
+    pub offsets: BTreeMap<i32, i64>,
+    /// The ranges read, for the run's event.
+    pub ranges: Vec<app::model::PartitionRange>,
+}
+
+/// Reads `topic` for `read`: the whole topic as it is now, or under `STREAM` the messages after
+/// `stored` (per partition, the last offset the flow committed).
+pub fn read(
     cx: &FlowContext,
     read: &Read,
     (topic, starting, servers): (&str, Starting, Option<&str>),
-    progress: &mut Progress,
-    out: &mut Registered,
-) -> Result<(), FlowError> {
+    stored: &BTreeMap<i32, i64>,
+) -> Result<KafkaRead, FlowError> {
     check_servers(cx, servers).map_err(Refusal::NotFound)?;
     let kafka = cx.kafka.as_ref().ok_or_else(|| {
         Refusal::NotFound("read_kafka: this lab has no Kafka broker to read".into())
@@ -49,10 +53,8 @@ pub async fn register(
              `reckon produce`)"
         ))
     })?;
-    let stored: BTreeMap<i32, i64> = match read.stream {
-        true => progress.kafka.get(topic).cloned().unwrap_or_default(),
-        false => BTreeMap::new(),
-    };
+    let empty = BTreeMap::new();
+    let stored = if read.stream { stored } else { &empty };
     let asked: Vec<(i32, Option<i64>)> = partitions
         .iter()
         .map(|p| (*p, stored.get(p).copied()))
@@ -67,36 +69,26 @@ pub async fn register(
             range.next = range.end;
         }
     }
-    let batch = kafka_source::messages(kafka, &lab_topic, topic, &ranges)?;
-    if read.stream {
-        let offsets = progress.kafka.entry(topic.to_string()).or_default();
-        for range in &ranges {
-            // The last offset read, or where a `latest` start left it.
-            if range.end > 0 && (range.has_work() || !offsets.contains_key(&range.partition)) {
-                offsets.insert(range.partition, range.end - 1);
-            }
-        }
-        for range in ranges.iter().filter(|r| r.has_work()) {
-            out.offsets.push(app::model::PartitionRange {
-                partition: range.partition,
-                first: range.next,
-                last: range.end - 1,
-            });
+    let rows = kafka_source::messages(kafka, &lab_topic, topic, &ranges)?;
+    let mut offsets = stored.clone();
+    for range in &ranges {
+        // The last offset read, or where a `latest` start left it.
+        if range.end > 0 && (range.has_work() || !offsets.contains_key(&range.partition)) {
+            offsets.insert(range.partition, range.end - 1);
         }
     }
-    out.anything_new |= batch.num_rows() > 0;
-    out.new_rows += batch.num_rows() as u64;
-    out.bytes += super::session::size(&batch);
-    let table = MemTable::try_new(batch.schema(), vec![vec![batch]]).map_err(|source| {
-        TableError::Query {
-            table: format!("read_kafka('{topic}')"),
-            source,
-        }
-    })?;
-    ctx.register_table(read.name.as_str(), Arc::new(table))
-        .map_err(|source| TableError::Query {
-            table: format!("read_kafka('{topic}')"),
-            source,
-        })?;
-    Ok(())
+    let ranges = ranges
+        .iter()
+        .filter(|r| r.has_work())
+        .map(|r| app::model::PartitionRange {
+            partition: r.partition,
+            first: r.next,
+            last: r.end - 1,
+        })
+        .collect();
+    Ok(KafkaRead {
+        rows,
+        offsets,
+        ranges,
+    })
 }
