@@ -224,62 +224,47 @@ impl Flow for Declared<'_> {
         event: &mut FlowRun,
     ) -> Result<Output, FlowError> {
         let target = self.flow.target.as_str();
-        if let Some(plan) = &self.flow.query.window {
-            let property = self.target.properties.get(DEDUP_WITHIN_WATERMARK);
-            let dedup = windowed::dedup_columns(property);
-            let flow = &self.flow.name;
-            let before = restored
-                .state
-                .windows
-                .get(flow)
-                .cloned()
-                .unwrap_or_default();
-            let windowed::Windowed { rows, state } = windowed::process(
-                &new.ctx,
-                &new.bounds,
-                (plan, &dedup),
-                &before,
-                target,
-                event,
-            )
-            .await?;
-            restored.state.windows.insert(flow.clone(), state);
-            let origin = Origin {
-                run: self.run,
-                table: target,
-                flow,
-                source_table: streamed_table(self.flow),
-            };
-            let sorted = expectations::apply(rows, &self.target.expectations, &origin).await?;
-            event.figures.rows_dropped = sorted.dropped;
-            event.figures.expectations = sorted.rules.clone();
-            return Ok(Output {
-                written: Written::Rows(sorted),
-                progress: new.progress,
-            });
-        }
-        let df = new
-            .ctx
-            .sql(&self.flow.query.sql)
-            .await
-            .map_err(|source| TableError::Query {
-                table: target.to_string(),
-                source,
-            })?;
-        let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
-        let batches = new.bounds.collect(df, target).await?;
-        if self.flow.kind == FlowKind::Materialize {
-            event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
-        }
-        let rows = concat_batches(&schema, &batches).map_err(|source| TableError::Arrow {
-            table: target.to_string(),
-            source,
-        })?;
         let origin = Origin {
             run: self.run,
             table: target,
             flow: &self.flow.name,
             source_table: streamed_table(self.flow),
+        };
+        let rows = match &self.flow.query.window {
+            // A windowed flow's rows are the windows its watermark closed (`windowed.rs`).
+            Some(plan) => {
+                let property = self.target.properties.get(DEDUP_WITHIN_WATERMARK);
+                let dedup = windowed::dedup_columns(property);
+                let flow = &self.flow.name;
+                let before = restored
+                    .state
+                    .windows
+                    .get(flow)
+                    .cloned()
+                    .unwrap_or_default();
+                let (ctx, bounds) = (&new.ctx, &new.bounds);
+                let windowed::Windowed { rows, state } =
+                    windowed::process(ctx, bounds, (plan, &dedup), &before, target, event).await?;
+                restored.state.windows.insert(flow.clone(), state);
+                rows
+            }
+            None => {
+                let df = new.ctx.sql(&self.flow.query.sql).await.map_err(|source| {
+                    TableError::Query {
+                        table: target.to_string(),
+                        source,
+                    }
+                })?;
+                let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
+                let batches = new.bounds.collect(df, target).await?;
+                if self.flow.kind == FlowKind::Materialize {
+                    event.figures.rows_read = batches.iter().map(|b| b.num_rows() as u64).sum();
+                }
+                concat_batches(&schema, &batches).map_err(|source| TableError::Arrow {
+                    table: target.to_string(),
+                    source,
+                })?
+            }
         };
         if let Some(spec) = &self.flow.cdc {
             let shape = cdc::Shape::of(spec);
@@ -307,7 +292,12 @@ impl Flow for Declared<'_> {
                 progress: new.progress,
             });
         }
-        let (rows, duplicates) = match self.target.properties.get("reckon.dropDuplicates") {
+        // A windowed table's duplicates were dropped within its watermark, before its windows.
+        let drop_duplicates = match &self.flow.query.window {
+            Some(_) => None,
+            None => self.target.properties.get("reckon.dropDuplicates"),
+        };
+        let (rows, duplicates) = match drop_duplicates {
             Some(keys) => {
                 let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
                 expectations::drop_duplicates(&rows, &keys, &mut restored.state.seen, target)?
@@ -315,7 +305,8 @@ impl Flow for Declared<'_> {
             None => (rows, 0),
         };
         let sorted = expectations::apply(rows, &self.target.expectations, &origin).await?;
-        event.figures.rows_duplicate = duplicates;
+        // Added to what a windowed flow dropped within its watermark.
+        event.figures.rows_duplicate += duplicates;
         event.figures.rows_dropped = sorted.dropped;
         event.figures.expectations = sorted.rules.clone();
         Ok(Output {
