@@ -85,6 +85,7 @@ fn the_shop_projects_hourly_sales_equal_the_courses_on_the_course_scenario() {
             pair.run_and_compare(&format!("dedup {dedup}, after batch {batch}"));
         }
         assert!(!hours(&pair.shop).is_empty(), "the scenario closes hours");
+        assert_eq!(late_orders(&pair.shop), vec![(1006, "2026-10-01T09:00:00Z".into())]);
     }
 }
 
@@ -152,6 +153,22 @@ fn a_shop_run_cut_at_any_point_of_its_kafka_or_windowed_flow_changes_nothing() {
         );
         pair.run_and_compare(&format!("cut at {crash}, after batch {batch}"));
     }
+    assert_eq!(late_orders(&pair.shop), vec![(1006, "2026-10-01T09:00:00Z".into())]);
+}
+
+/// The orders in `_late` and their windows: SPEC §4's scenario has one, order 1006 placed at
+/// 09:50, read once the watermark had passed 10:00; cuts and reruns must keep it once.
+fn late_orders(lab: &TestLab) -> Vec<(i64, String)> {
+    lab.table("_late")
+        .iter()
+        .map(|r| {
+            let row: Value = serde_json::from_str(r["row"].as_str().unwrap()).unwrap();
+            assert_eq!(r["source_table"], "bronze_orders", "{r}");
+            assert!(r["source_offset"].as_i64().is_some(), "{r}");
+            let window = r["window_start"].as_str().unwrap().to_string();
+            (row["order_id"].as_i64().unwrap(), window)
+        })
+        .collect()
 }
 
 /// Taking the property out changes the windows' shape: refused until a full refresh rebuilds the

@@ -1,6 +1,7 @@
 //! Windows with group keys and every aggregate, over landed files (PIPELINES §8): after random
 //! splits of the same events into runs, every window written equals a recount in plain Rust of
-//! the events on time for it, and is written once.
+//! the events on time for it, and is written once; every late event is in `_late` once, with
+//! its window, the watermark then and the version of the table it came from.
 
 use std::collections::BTreeMap;
 
@@ -117,6 +118,32 @@ fn windows_with_keys_and_every_aggregate_equal_a_recount_in_any_batching() {
         );
         assert!((got.9 - want.9).abs() < 1e-9, "{got:?} {want:?}");
     }
+    let time = |m: i64| format!("2026-10-01T{:02}:{:02}:00Z", 9 + m / 60, m % 60);
+    let mut ledger: Vec<(String, String, String, String)> = lab
+        .table("_late")
+        .iter()
+        .map(|r| {
+            assert_eq!(r["table"], "by_region", "{r}");
+            assert_eq!(r["source_table"], "sales", "{r}");
+            assert!(r["source_version"].as_i64().is_some(), "{r}");
+            let row: Value = serde_json::from_str(r["row"].as_str().unwrap()).unwrap();
+            (
+                r["event_time"].as_str().unwrap().to_string(),
+                row["region"].as_str().unwrap().to_string(),
+                r["window_start"].as_str().unwrap().to_string(),
+                r["watermark"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    ledger.sort();
+    let mut late: Vec<_> = model
+        .late
+        .iter()
+        .map(|(s, w)| (time(s.0), s.1.to_string(), time(s.0.div_euclid(30) * 30), time(*w)))
+        .collect();
+    late.sort();
+    assert!(!late.is_empty(), "the runs have late rows");
+    assert_eq!(ledger, late);
 }
 
 /// The same rules in plain Rust: the watermark trails the latest `at` of rows with qty > 0 by 20
@@ -126,6 +153,8 @@ struct Model {
     watermark: Option<i64>,
     open: BTreeMap<(i64, &'static str), Vec<Sale>>,
     closed: Vec<(i64, &'static str, Vec<Sale>)>,
+    /// Each late sale with the watermark when it was read.
+    late: Vec<(Sale, i64)>,
 }
 
 impl Model {
@@ -135,7 +164,8 @@ impl Model {
         for s in sales.iter().filter(|s| s.2 > 0) {
             latest = Some(latest.map_or(s.0, |l: i64| l.max(s.0)));
             let start = s.0.div_euclid(30) * 30;
-            if before.is_some_and(|w| start + 30 <= w) {
+            if let Some(w) = before.filter(|w| start + 30 <= *w) {
+                self.late.push((*s, w));
                 continue;
             }
             self.open.entry((start, s.1)).or_default().push(*s);

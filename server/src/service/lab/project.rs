@@ -13,7 +13,7 @@ use crate::engine::flow::Runner;
 use deltalake::kernel::Transaction;
 
 use crate::engine::declarative::check;
-use crate::engine::declarative::declared::{self, Declared, QUARANTINE, quarantine_app_id};
+use crate::engine::declarative::declared::{self, Declared};
 use crate::engine::declarative::graph::{self, Graph, ProjectError};
 use crate::engine::tables::{self, TableError};
 
@@ -132,7 +132,7 @@ impl Lab {
         })
     }
 
-    /// Empties a dataset for a full refresh: its table, its state, its quarantined rows.
+    /// Empties a dataset for a full refresh: its table, its state, its quarantined and late rows.
     async fn refresh(&self, name: &str) -> Result<(), LabError> {
         let cx = self.flows();
         cx.tables.remove_named(name)?;
@@ -145,17 +145,19 @@ impl Lab {
                 source: e,
             });
         }
-        if let Some(quarantine) = cx.tables.open_named(QUARANTINE).await? {
+        for side in declared::side::SIDES {
+            let Some(kept) = cx.tables.open_named(side.name).await? else {
+                continue;
+            };
             // Its rows go, and its count of commits starts again with the table's.
-            let restart = Transaction::new(quarantine_app_id(name), 0);
-            let committed = tables::commit_properties(&quarantine, vec![restart]);
-            quarantine
-                .delete()
+            let restart = Transaction::new(side.app_id(name), 0);
+            let committed = tables::commit_properties(&kept, vec![restart]);
+            kept.delete()
                 .with_predicate(format!("\"table\" = '{}'", name.replace('\'', "''")))
                 .with_commit_properties(committed)
                 .await
                 .map_err(|source| TableError::Delta {
-                    table: QUARANTINE.to_string(),
+                    table: side.name.to_string(),
                     source,
                 })?;
         }

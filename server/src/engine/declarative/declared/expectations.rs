@@ -263,7 +263,7 @@ fn arrow_error(table: &str, source: arrow::error::ArrowError) -> FlowError {
 }
 
 /// One row's visible columns as a JSON object.
-fn row_json(batch: &RecordBatch, row: usize) -> Result<String, FlowError> {
+pub(super) fn row_json(batch: &RecordBatch, row: usize) -> Result<String, FlowError> {
     let one = visible(&batch.slice(row, 1)).map_err(|e| arrow_error("row", e))?;
     let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
     writer.write(&one).map_err(|e| arrow_error("row", e))?;
@@ -280,7 +280,7 @@ fn text_at(batch: &RecordBatch, name: &str, row: usize) -> Option<String> {
         .map(|a| a.value(row).to_string())
 }
 
-fn number_at(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
+pub(super) fn number_at(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
     let c = batch.column_by_name(name)?;
     c.as_primitive_opt::<Int64Type>()
         .filter(|a| a.is_valid(row))
@@ -294,11 +294,11 @@ pub const KEPT_FILE: &str = "source_file";
 pub const KEPT_LINE: &str = "source_line";
 
 /// The file row `row` came from: read from it in this flow, or kept by the dataset it streams.
-fn file_of(batch: &RecordBatch, row: usize) -> Option<String> {
+pub(super) fn file_of(batch: &RecordBatch, row: usize) -> Option<String> {
     text_at(batch, FILE, row).or_else(|| text_at(batch, KEPT_FILE, row))
 }
 
-fn line_of(batch: &RecordBatch, row: usize) -> Option<i64> {
+pub(super) fn line_of(batch: &RecordBatch, row: usize) -> Option<i64> {
     number_at(batch, LINE, row).or_else(|| number_at(batch, KEPT_LINE, row))
 }
 

@@ -12,8 +12,9 @@ pub mod cdc;
 mod columns;
 mod expectations;
 mod kafka;
-mod quarantine;
+pub mod late;
 mod session;
+pub mod side;
 pub mod sources;
 pub mod validate;
 pub mod windowed;
@@ -33,7 +34,6 @@ use serde::{Deserialize, Serialize};
 
 pub use expectations::{KEPT_FILE, KEPT_LINE, QUARANTINE, quarantine_schema};
 use expectations::{Origin, Sorted};
-pub use quarantine::quarantine_app_id;
 use session::Bounds;
 use sources::{Progress, Registered};
 
@@ -111,6 +111,8 @@ pub struct New {
 pub struct Output {
     written: Written,
     progress: Progress,
+    /// A windowed flow's late rows, for `_late`.
+    late: Option<arrow::array::RecordBatch>,
 }
 
 /// Rows to add or to replace the dataset with, or an AUTO CDC flow's changes.
@@ -230,6 +232,7 @@ impl Flow for Declared<'_> {
             flow: &self.flow.name,
             source_table: streamed_table(self.flow),
         };
+        let mut late = None;
         let rows = match &self.flow.query.window {
             // A windowed flow's rows are the windows its watermark closed (`windowed.rs`).
             Some(plan) => {
@@ -243,10 +246,11 @@ impl Flow for Declared<'_> {
                     .cloned()
                     .unwrap_or_default();
                 let (ctx, bounds) = (&new.ctx, &new.bounds);
-                let windowed::Windowed { rows, state } =
-                    windowed::process(ctx, bounds, (plan, &dedup), &before, target, event).await?;
-                restored.state.windows.insert(flow.clone(), state);
-                rows
+                let plan = (plan, dedup.as_slice());
+                let done = windowed::process(ctx, bounds, plan, &before, &origin, event).await?;
+                restored.state.windows.insert(flow.clone(), done.state);
+                late = done.late;
+                done.rows
             }
             None => {
                 let df = new.ctx.sql(&self.flow.query.sql).await.map_err(|source| {
@@ -290,6 +294,7 @@ impl Flow for Declared<'_> {
             return Ok(Output {
                 written: Written::Changes(applied),
                 progress: new.progress,
+                late,
             });
         }
         // A windowed table's duplicates were dropped within its watermark, before its windows.
@@ -312,6 +317,7 @@ impl Flow for Declared<'_> {
         Ok(Output {
             written: Written::Rows(sorted),
             progress: new.progress,
+            late,
         })
     }
 
@@ -328,6 +334,9 @@ impl Flow for Declared<'_> {
         state.flows.insert(self.flow.name.clone(), output.progress);
         let dir = state_dir(cx, target);
         state::save(&dir, version, &state)?;
+        if let Some(late) = output.late {
+            side::write(cx, &side::LATE_ROWS, (target, version), late).await?;
+        }
         let sorted = match output.written {
             Written::Rows(sorted) => sorted,
             Written::Changes(applied) => {
@@ -337,7 +346,7 @@ impl Flow for Declared<'_> {
             }
         };
         if let Some(quarantined) = sorted.quarantined {
-            quarantine::write(cx, target, version, quarantined).await?;
+            side::write(cx, &side::QUARANTINED, (target, version), quarantined).await?;
         }
         let rows = expectations::visible(&sorted.kept).map_err(|source| TableError::Arrow {
             table: target.clone(),
@@ -401,7 +410,7 @@ async fn commit_changes(
     let events_dir = events_dir(cx, target);
     cdc::events::save(&events_dir, version, &applied.events)?;
     if let Some(quarantined) = applied.quarantined.clone() {
-        quarantine::write(cx, target, version, quarantined).await?;
+        side::write(cx, &side::QUARANTINED, (target, version), quarantined).await?;
     }
     let table = match table {
         Some(t) => t,

@@ -14,10 +14,13 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::prelude::SessionContext;
 
+use super::expectations::Origin;
+use super::late::{self, Late};
 use super::session::Bounds;
 use crate::engine::declarative::sql::window::{KEPT, Output, TIME, WindowPlan};
 use crate::engine::event::format_micros;
 use crate::engine::flow::{FlowError, Refusal};
+use crate::engine::streaming::watermark::window_start;
 use crate::engine::streaming::window::{Acc, Aggregate, Cell, Fate, Row, Shape, WindowState};
 use crate::engine::tables::TableError;
 
@@ -101,6 +104,8 @@ fn normal(t: &DataType) -> DataType {
 pub struct Windowed {
     pub rows: RecordBatch,
     pub state: WindowState,
+    /// The rows it read too late, for `_late`.
+    pub late: Option<RecordBatch>,
 }
 
 /// Runs the flow's input query over the new rows in `ctx` and moves `state` through them.
@@ -109,9 +114,10 @@ pub async fn process(
     bounds: &Bounds,
     (plan, dedup): (&WindowPlan, &[String]),
     state: &WindowState,
-    target: &str,
+    origin: &Origin<'_>,
     event: &mut FlowRun,
 ) -> Result<Windowed, FlowError> {
+    let target = origin.table;
     let query = |source| TableError::Query {
         table: target.to_string(),
         source,
@@ -122,21 +128,30 @@ pub async fn process(
     // The shape was checked against the state's when the flow read (`same_shape`).
     let shape = shape(plan, dedup);
     let mut running = state.run(&shape);
-    let (mut late, mut duplicate) = (0, 0);
-    for batch in &batches {
+    let (mut late, mut duplicate) = (vec![], 0);
+    for (b, batch) in batches.iter().enumerate() {
         let columns = Columns::of(batch, plan, dedup.len())?;
         for i in 0..batch.num_rows() {
-            match running.add(columns.row(i)) {
-                Fate::Late => late += 1,
-                Fate::Duplicate => duplicate += 1,
-                Fate::Counted | Fate::Filtered => {}
+            let row = columns.row(i);
+            let time = row.time;
+            match (running.add(row), time) {
+                (Fate::Late, Some(time)) => late.push(Late {
+                    batch: b,
+                    row: i,
+                    time,
+                    window_start: window_start(time, plan.width),
+                }),
+                (Fate::Duplicate, _) => duplicate += 1,
+                _ => {}
             }
         }
     }
+    let hidden = plan.hidden(dedup);
+    let late_rows = late::rows(&batches, hidden, &late, (plan.width, state.watermark), origin)?;
     event.figures.watermark_before = state.watermark.map(format_micros);
     let (state, closed) = running.finish();
     event.figures.watermark_after = state.watermark.map(format_micros);
-    event.figures.rows_late = late;
+    event.figures.rows_late = late.len() as u64;
     event.figures.rows_duplicate = duplicate;
     event.figures.hours_closed = closed.iter().map(|(s, _, _)| format_micros(*s)).collect();
     let out = output_schema(plan, &schema)?;
@@ -157,7 +172,11 @@ pub async fn process(
         table: target.to_string(),
         source,
     })?;
-    Ok(Windowed { rows, state })
+    Ok(Windowed {
+        rows,
+        state,
+        late: late_rows,
+    })
 }
 
 /// Refuses to go on from `state` with another shape than it started with: its open windows
@@ -398,10 +417,7 @@ impl Standing {
     pub fn final_through(&self) -> Option<i64> {
         // [s, s + width) is closed once s + width <= the watermark.
         let w = self.watermark?;
-        Some(crate::engine::streaming::watermark::window_start(
-            w - self.width,
-            self.width,
-        ))
+        Some(window_start(w - self.width, self.width))
     }
 }
 

@@ -44,9 +44,14 @@ pub const TIME: &str = "__t";
 pub const KEPT: &str = "__kept";
 
 impl WindowPlan {
+    /// How many columns [`Self::input_sql`] puts before the source's own.
+    pub fn hidden(&self, dedup: &[String]) -> usize {
+        2 + self.keys.len() + dedup.len() + self.aggregates.len()
+    }
+
     /// The query DataFusion runs over the new rows: the event time, whether the timed
-    /// conjuncts hold, the group keys, the duplicate keys and the aggregates' inputs, in the
-    /// source's order.
+    /// conjuncts hold, the group keys, the duplicate keys and the aggregates' inputs, then the
+    /// source's own columns (a late row is kept with them), in the source's order.
     pub fn input_sql(&self, dedup: &[String]) -> String {
         let mut columns = vec![
             format!("{} AS \"{TIME}\"", self.watermark.column),
@@ -74,6 +79,7 @@ impl WindowPlan {
             let input = input.as_deref().unwrap_or("NULL");
             columns.push(format!("{input} AS \"__a{i}\""));
         }
+        columns.push("*".into());
         let mut sql = format!("SELECT {} FROM {}", columns.join(", "), self.from);
         if !self.plain.is_empty() {
             sql.push_str(&format!(" WHERE ({})", self.plain.join(") AND (")));

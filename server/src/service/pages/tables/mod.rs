@@ -7,6 +7,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::engine::declarative::declared::QUARANTINE;
+use crate::engine::declarative::declared::late::LATE;
 use crate::engine::declarative::parse::Kind;
 use crate::engine::render;
 use crate::engine::tables::{self, TableName, vacuum};
@@ -47,7 +48,8 @@ async fn lab_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
     }
 }
 
-/// A project's tables in the graph's order (views have none), then `_quarantine`.
+/// A project's tables in the graph's order (views have none), then `_quarantine` (and `_late`
+/// when a flow keeps windows).
 pub async fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
     let graph = lab.project_graph().await.map_err(refused)?;
     let mut names: Vec<String> = graph
@@ -57,6 +59,9 @@ pub async fn project_tables(lab: &Lab) -> Result<Vec<String>, ApiError> {
         .map(|d| d.name.clone())
         .collect();
     names.push(QUARANTINE.to_string());
+    if graph.flows.iter().any(|f| f.query.window.is_some()) {
+        names.push(LATE.to_string());
+    }
     Ok(names)
 }
 

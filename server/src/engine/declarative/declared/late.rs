@@ -1,0 +1,132 @@
+//! The late ledger's rows (PIPELINES §8 and §9): each row a windowed flow read after the
+//! watermark had passed its window, with its event time, its window, the watermark then, the
+//! run that read it and where it came from. Kept in the pipeline's `_late`, committed with the
+//! flow as `_quarantine` is (`side.rs`).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
+use arrow::array::TimestampMicrosecondArray;
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+
+use super::expectations::{Origin, file_of, line_of, number_at, row_json};
+use super::sources::VERSION;
+use crate::engine::flow::FlowError;
+use crate::engine::tables::TableError;
+
+/// The pipeline's table of late rows.
+pub const LATE: &str = "_late";
+
+pub fn late_schema() -> SchemaRef {
+    let text = |name| Field::new(name, DataType::Utf8, true);
+    let number = |name| Field::new(name, DataType::Int64, true);
+    let time = |name| {
+        Field::new(
+            name,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        )
+    };
+    Arc::new(Schema::new(vec![
+        number("run"),
+        text("table"),
+        text("flow"),
+        time("event_time"),
+        time("window_start"),
+        time("window_end"),
+        time("watermark"),
+        text("row"),
+        text("source_file"),
+        number("source_line"),
+        text("source_table"),
+        number("source_version"),
+        number("source_partition"),
+        number("source_offset"),
+    ]))
+}
+
+/// One late row: where it is in the flow's input, its event time and window start.
+pub struct Late {
+    pub batch: usize,
+    pub row: usize,
+    pub time: i64,
+    pub window_start: i64,
+}
+
+/// The ledger's rows for `late`, read from `batches` (the flow's input: its own columns from
+/// position `hidden` on) when the watermark was `watermark`.
+pub fn rows(
+    batches: &[RecordBatch],
+    hidden: usize,
+    late: &[Late],
+    (width, watermark): (i64, Option<i64>),
+    origin: &Origin<'_>,
+) -> Result<Option<RecordBatch>, FlowError> {
+    if late.is_empty() {
+        return Ok(None);
+    }
+    let n = late.len();
+    let mut texts = vec![];
+    let mut files = vec![];
+    let mut lines = vec![];
+    let mut versions = vec![];
+    let mut partitions = vec![];
+    let mut offsets = vec![];
+    for one in late {
+        let batch = &batches[one.batch];
+        let own: Vec<usize> = (hidden..batch.num_columns()).collect();
+        let source = batch.project(&own).map_err(arrow_error)?;
+        texts.push(Some(row_json(&source, one.row)?));
+        files.push(file_of(&source, one.row));
+        lines.push(line_of(&source, one.row));
+        versions.push(number_at(&source, VERSION, one.row));
+        partitions.push(whole(&source, "partition", one.row));
+        offsets.push(whole(&source, "offset", one.row));
+    }
+    let times = |values: Vec<Option<i64>>| -> ArrayRef {
+        Arc::new(TimestampMicrosecondArray::from(values).with_timezone("UTC"))
+    };
+    let same = |v: &str| Arc::new(StringArray::from(vec![Some(v.to_string()); n])) as ArrayRef;
+    let tables: Vec<Option<String>> = versions
+        .iter()
+        .map(|v| v.and(origin.source_table.map(String::from)))
+        .collect();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![origin.run; n])),
+        same(origin.table),
+        same(origin.flow),
+        times(late.iter().map(|l| Some(l.time)).collect()),
+        times(late.iter().map(|l| Some(l.window_start)).collect()),
+        times(late.iter().map(|l| Some(l.window_start + width)).collect()),
+        times(vec![watermark; n]),
+        Arc::new(StringArray::from(texts)),
+        Arc::new(StringArray::from(files)),
+        Arc::new(Int64Array::from(lines)),
+        Arc::new(StringArray::from(tables)),
+        Arc::new(Int64Array::from(versions)),
+        Arc::new(Int64Array::from(partitions)),
+        Arc::new(Int64Array::from(offsets)),
+    ];
+    RecordBatch::try_new(late_schema(), columns)
+        .map(Some)
+        .map_err(arrow_error)
+}
+
+/// A whole number in column `name` at `row`, whatever its integer type (Kafka's partition is
+/// an INT, its offset a BIGINT).
+fn whole(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {
+    let column = batch.column_by_name(name)?;
+    if !column.data_type().is_integer() || column.is_null(row) {
+        return None;
+    }
+    let one = cast(&column.slice(row, 1), &DataType::Int64).ok()?;
+    Some(one.as_primitive::<arrow::datatypes::Int64Type>().value(0))
+}
+
+fn arrow_error(source: arrow::error::ArrowError) -> FlowError {
+    FlowError::Table(TableError::Arrow {
+        table: LATE.into(),
+        source,
+    })
+}
