@@ -1,0 +1,190 @@
+//! The process step of a windowed flow (PIPELINES §8): DataFusion runs the part of its query
+//! below the aggregation over the new rows (`sql/window.rs`), each row goes to the windows in
+//! source order (`engine/streaming/window.rs`, the watermark's rules shared with the course's
+//! gold), and the windows the watermark closed become the rows written.
+
+use std::sync::Arc;
+
+use app::model::FlowRun;
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use datafusion::prelude::SessionContext;
+
+mod cells;
+mod schema;
+
+pub use cells::{Columns, canonical, cell};
+pub use schema::output_schema;
+
+use super::expectations::Origin;
+use super::late::{self, Late};
+use super::session::Bounds;
+use crate::engine::declarative::sql::window::WindowPlan;
+use crate::engine::event::format_micros;
+use crate::engine::flow::{FlowError, Refusal};
+use crate::engine::streaming::watermark::window_start;
+use crate::engine::streaming::window::{Fate, Shape, WindowState};
+use crate::engine::tables::TableError;
+
+/// The duplicate keys `reckon.dropDuplicatesWithinWatermark` names (none: every row counts).
+pub fn dedup_columns(property: Option<&String>) -> Vec<String> {
+    property
+        .map(|p| {
+            p.split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The shape of `plan`'s windows.
+pub fn shape(plan: &WindowPlan, dedup: &[String]) -> Shape {
+    Shape {
+        width: plan.width,
+        delay: plan.watermark.delay,
+        aggregates: plan.aggregates.iter().map(|(a, _)| *a).collect(),
+        dedup: !dedup.is_empty(),
+    }
+}
+
+
+/// What one run of a windowed flow did.
+pub struct Windowed {
+    pub rows: RecordBatch,
+    pub state: WindowState,
+    /// The rows it read too late, for `_late`.
+    pub late: Option<RecordBatch>,
+}
+
+/// Runs the flow's input query over the new rows in `ctx` and moves `state` through them.
+pub async fn process(
+    ctx: &SessionContext,
+    bounds: &Bounds,
+    (plan, dedup): (&WindowPlan, &[String]),
+    state: &WindowState,
+    origin: &Origin<'_>,
+    event: &mut FlowRun,
+) -> Result<Windowed, FlowError> {
+    let target = origin.table;
+    let query = |source| TableError::Query {
+        table: target.to_string(),
+        source,
+    };
+    let df = ctx.sql(&plan.input_sql(dedup)).await.map_err(query)?;
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let batches = bounds.collect(df, target).await?;
+    // The shape was checked against the state's when the flow read (`same_shape`).
+    let shape = shape(plan, dedup);
+    let mut running = state.run(&shape);
+    let (mut late, mut duplicate) = (vec![], 0);
+    for (b, batch) in batches.iter().enumerate() {
+        let columns = Columns::of(batch, plan, dedup.len())?;
+        for i in 0..batch.num_rows() {
+            let row = columns.row(i);
+            let time = row.time;
+            match (running.add(row), time) {
+                (Fate::Late, Some(time)) => late.push(Late {
+                    batch: b,
+                    row: i,
+                    time,
+                    window_start: window_start(time, plan.width),
+                }),
+                (Fate::Duplicate, _) => duplicate += 1,
+                _ => {}
+            }
+        }
+    }
+    let hidden = plan.hidden(dedup);
+    let late_rows = late::rows(&batches, hidden, &late, (plan.width, state.watermark), origin)?;
+    event.figures.watermark_before = state.watermark.map(format_micros);
+    let (state, closed) = running.finish();
+    event.figures.watermark_after = state.watermark.map(format_micros);
+    event.figures.rows_late = late.len() as u64;
+    event.figures.rows_duplicate = duplicate;
+    event.figures.hours_closed = closed.iter().map(|(s, _, _)| format_micros(*s)).collect();
+    let out = output_schema(plan, &schema)?;
+    let rows = cells::rows(plan, out, &closed, target)?;
+    Ok(Windowed {
+        rows,
+        state,
+        late: late_rows,
+    })
+}
+
+/// Refuses to go on from `state` with another shape than it started with: its open windows
+/// and keys would mean something else (Spark needs a new checkpoint).
+pub fn same_shape(state: &WindowState, shape: &Shape, target: &str) -> Result<(), FlowError> {
+    match state.started_with().filter(|before| *before != shape) {
+        Some(before) => Err(FlowError::from(Refusal::WindowShapeChanged(format!(
+            "{target}'s windows were started as {}; the query now asks for {}: run with \
+             --full-refresh {target} to rebuild it",
+            described(before),
+            described(shape)
+        )))),
+        None => Ok(()),
+    }
+}
+
+/// A shape in words: "1-hour windows, 1-hour delay, 2 aggregates, duplicates dropped".
+fn described(shape: &Shape) -> String {
+    let minutes = |m: i64| format!("{} min", m / 60_000_000);
+    format!(
+        "{} windows, a {} delay, {} aggregate(s), {}",
+        minutes(shape.width),
+        minutes(shape.delay),
+        shape.aggregates.len(),
+        match shape.dedup {
+            true => "duplicates dropped within the watermark",
+            false => "duplicates counted",
+        }
+    )
+}
+
+
+/// Where a windowed flow's windows stand as its table's last commit left them.
+#[derive(Debug, Clone)]
+pub struct Standing {
+    pub target: String,
+    pub width: i64,
+    pub delay: i64,
+    pub watermark: Option<i64>,
+}
+
+impl Standing {
+    /// The start of the last window written (final), if the watermark closed any.
+    pub fn final_through(&self) -> Option<i64> {
+        // [s, s + width) is closed once s + width <= the watermark.
+        let w = self.watermark?;
+        Some(window_start(w - self.width, self.width))
+    }
+}
+
+/// Each windowed flow of `graph` and where its windows stand.
+pub async fn standing(
+    cx: &crate::engine::flow::FlowContext,
+    graph: &crate::engine::declarative::graph::Graph,
+) -> Result<Vec<Standing>, FlowError> {
+    let mut out = vec![];
+    for flow in &graph.flows {
+        let Some(plan) = &flow.query.window else {
+            continue;
+        };
+        let mut standing = Standing {
+            target: flow.target.clone(),
+            width: plan.width,
+            delay: plan.watermark.delay,
+            watermark: None,
+        };
+        if let Some(table) = cx.tables.open_named(&flow.target).await? {
+            let committed = super::committed(cx, &table, &flow.target).await?;
+            if committed > 0 {
+                let state: super::TableState =
+                    crate::engine::state::load(&super::state_dir(cx, &flow.target), committed)?;
+                standing.watermark = state.windows.get(&flow.name).and_then(|w| w.watermark);
+            }
+        }
+        out.push(standing);
+    }
+    Ok(out)
+}
