@@ -86,6 +86,55 @@ fn the_shop_projects_hourly_sales_equal_the_courses_on_the_course_scenario() {
         }
         assert!(!hours(&pair.shop).is_empty(), "the scenario closes hours");
         assert_eq!(late_orders(&pair.shop), vec![(1006, "2026-10-01T09:00:00Z".into())]);
+        same_hour_verdicts(&pair);
+    }
+}
+
+/// PIPELINES §9: the shop's check gives every hour SPEC §4's verdict word, hour and numbers
+/// (in its own words); without the dedup property 11:00 is a PROBLEM naming order 1005.
+fn same_hour_verdicts(pair: &Pair) {
+    let (course, course_code) = pair.course.check();
+    let out = pair.shop.reckon(&["pipeline", "check", &pair.project]);
+    let shop = stdout(&out);
+    assert_eq!(out.status.code(), Some(course_code), "{shop}");
+    // (verdict, hour, the numbers after the hour)
+    let parse = |line: &str| {
+        let mut words = line.split_whitespace();
+        let verdict = words.next()?.to_string();
+        let rest: Vec<&str> = words.map(|w| w.trim_end_matches(':')).collect();
+        let at = rest.iter().position(|w| w.len() == 5 && w.as_bytes()[2] == b':')?;
+        let numbers: Vec<String> = rest[at + 1..]
+            .iter()
+            .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit()))
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            .map(String::from)
+            .collect();
+        Some((verdict, rest[at].to_string(), numbers))
+    };
+    let hours = |text: &str, table: bool| -> Vec<(String, String, Vec<String>)> {
+        text.lines()
+            .filter(|l| !table || l.contains("hourly_sales "))
+            .filter_map(parse)
+            .collect()
+    };
+    let (want, got) = (hours(&course, false), hours(&shop, true));
+    assert_eq!(want.len(), got.len(), "course:\n{course}\nshop:\n{shop}");
+    for (w, g) in want.iter().zip(&got) {
+        assert_eq!((&w.0, &w.1), (&g.0, &g.1), "course:\n{course}\nshop:\n{shop}");
+        assert_eq!(w.2, g.2[..w.2.len().min(g.2.len())], "{w:?} {g:?}\n{shop}");
+    }
+    let Some(eleven) = shop.lines().find(|l| l.contains("hourly_sales 11:00 ")) else {
+        return;
+    };
+    if !course.contains("1005") {
+        return;
+    }
+    match pair.dedup {
+        true => assert!(eleven.starts_with("ok "), "{shop}"),
+        false => assert!(
+            eleven.starts_with("PROBLEM") && eleven.contains("order_id 1005"),
+            "{shop}"
+        ),
     }
 }
 
@@ -124,6 +173,7 @@ fn the_shop_projects_hourly_sales_equal_the_courses_on_random_sends_in_any_batch
             }
             pair.run_and_compare(&format!("seed {seed}, round {round}, sent {sent:?}"));
         }
+        same_hour_verdicts(&pair);
         written += hours(&pair.shop).len();
     }
     assert!(written >= 3, "the sends close hours: {written}");
@@ -203,4 +253,53 @@ fn a_changed_window_shape_is_refused_until_a_full_refresh_rebuilds_the_table() {
         .find(|h| h.0 == "2026-10-01T11:00:00Z")
         .expect("11:00 is written");
     assert_eq!((eleven.1, eleven.2), (2, 3650), "order 1005 counted twice");
+}
+
+/// PIPELINES §9: a windowed table changed behind the pipeline's back by another writer (a
+/// window's row deleted, a window's count changed) gives a PROBLEM naming the window; untouched
+/// it gives none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_changed_behind_the_pipelines_back_is_a_problem_naming_it() {
+    let pair = Pair::new("shoptamper", true);
+    for batch in ["1", "2", "3", "3", "4", "5"] {
+        pair.course.send(batch);
+        pair.shop.ok(&["pipeline", "run", &pair.project]);
+    }
+    let check = || {
+        let out = pair.shop.reckon(&["pipeline", "check", &pair.project]);
+        (out.status.code(), stdout(&out))
+    };
+    let (code, text) = check();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("PROBLEM"), "{text}");
+    let engine = reckon::Lab::new(reckon::Config::new(pair.shop.data()));
+    let open = || async {
+        let tables = engine.flows().tables;
+        tables.open_named("hourly_sales").await.unwrap().unwrap()
+    };
+    open()
+        .await
+        .delete()
+        .with_predicate("hour = '2026-10-01T10:00:00Z'")
+        .await
+        .unwrap();
+    let (code, text) = check();
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("PROBLEM hourly_sales 10:00 not written although the watermark passed its end: the events say orders 2, revenue 55.00"),
+        "{text}"
+    );
+    open()
+        .await
+        .update()
+        .with_predicate("hour = '2026-10-01T11:00:00Z'")
+        .with_update("orders", "5")
+        .await
+        .unwrap();
+    let (_, text) = check();
+    assert!(
+        text.contains("PROBLEM hourly_sales 11:00 counted orders 5, revenue 18.25, but the events say orders 1, revenue 18.25: an event counted twice"),
+        "{text}"
+    );
+    assert!(text.contains("late    hourly_sales 09:00"), "{text}");
 }

@@ -1,9 +1,12 @@
 //! The pipeline's check, after each run and with `reckon pipeline check`: what the flows wrote,
 //! recomputed from what they read by code of its own: every AUTO CDC target against all its
 //! change events (`declared/cdc/check.rs`, with the rest of AUTO CDC); `unique.rs`: every
-//! `reckon.dropDuplicates` table against its source.
+//! `reckon.dropDuplicates` table against its source; `windows.rs`: every windowed table, window
+//! by window, against a recount of every event its flow read (`reckon pipeline check` only: it
+//! reads every event, and is not yet kept up to date run by run).
 
 mod unique;
+mod windows;
 
 pub use super::declared::cdc::check::Scope;
 
@@ -23,5 +26,8 @@ pub async fn check(
 ) -> Result<Vec<CheckLine>, FlowError> {
     let mut lines = unique::tables(cx, graph).await?;
     lines.extend(cdc::targets(cx, graph, scope).await?);
+    if scope == Scope::Every {
+        lines.extend(windows::tables(cx, graph).await?);
+    }
     Ok(lines)
 }

@@ -33,6 +33,40 @@ pub struct KafkaRead {
     pub ranges: Vec<app::model::PartitionRange>,
 }
 
+/// Everything a `STREAM read_kafka` of `topic` has read: each partition from its log's start to
+/// the offset `stored` holds (the flow's last commit), for the check's recount.
+pub fn read_so_far(
+    cx: &FlowContext,
+    (topic, _, servers): (&str, Starting, Option<&str>),
+    stored: &BTreeMap<i32, i64>,
+) -> Result<KafkaRead, FlowError> {
+    let (kafka, lab_topic) = topic_of(cx, topic, servers)?;
+    let asked: Vec<(i32, Option<i64>)> = stored.keys().map(|p| (*p, None)).collect();
+    let mut ranges = kafka_source::ranges(kafka, &lab_topic, &asked)?;
+    for range in &mut ranges {
+        range.end = range.end.min(stored.get(&range.partition).map_or(0, |s| s + 1));
+    }
+    let rows = kafka_source::messages(kafka, &lab_topic, topic, &ranges)?;
+    Ok(KafkaRead {
+        rows,
+        offsets: stored.clone(),
+        ranges: vec![],
+    })
+}
+
+/// The lab's broker and its name for `topic`; another broker or a missing topic refused.
+fn topic_of<'c>(
+    cx: &'c FlowContext,
+    topic: &str,
+    servers: Option<&str>,
+) -> Result<(&'c crate::kafka::Kafka, String), FlowError> {
+    check_servers(cx, servers).map_err(Refusal::NotFound)?;
+    let kafka = cx.kafka.as_deref().ok_or_else(|| {
+        Refusal::NotFound("read_kafka: this lab has no Kafka broker to read".into())
+    })?;
+    Ok((kafka, cx.kafka_topic(topic)))
+}
+
 /// Reads `topic` for `read`: the whole topic as it is now, or under `STREAM` the messages after
 /// `stored` (per partition, the last offset the flow committed).
 pub fn read(
@@ -41,11 +75,7 @@ pub fn read(
     (topic, starting, servers): (&str, Starting, Option<&str>),
     stored: &BTreeMap<i32, i64>,
 ) -> Result<KafkaRead, FlowError> {
-    check_servers(cx, servers).map_err(Refusal::NotFound)?;
-    let kafka = cx.kafka.as_ref().ok_or_else(|| {
-        Refusal::NotFound("read_kafka: this lab has no Kafka broker to read".into())
-    })?;
-    let lab_topic = cx.kafka_topic(topic);
+    let (kafka, lab_topic) = topic_of(cx, topic, servers)?;
     let partitions = kafka.partitions(&lab_topic)?.ok_or_else(|| {
         // Never created here: a typo must not make a topic.
         Refusal::NotFound(format!(

@@ -113,6 +113,64 @@ pub fn rows(
         .map_err(arrow_error)
 }
 
+/// What tells a late row from another, as the flow's input row `row` of `batch` (its own
+/// columns from position `hidden` on) and as the ledger keeps it: its source version, file,
+/// line and the row as JSON; with the JSON alone, to name it.
+pub fn identity(
+    batch: &RecordBatch,
+    hidden: usize,
+    row: usize,
+) -> Result<(String, String), FlowError> {
+    let own: Vec<usize> = (hidden..batch.num_columns()).collect();
+    let source = batch.project(&own).map_err(arrow_error)?;
+    let json = row_json(&source, row)?;
+    let place = (
+        number_at(&source, VERSION, row),
+        file_of(&source, row),
+        line_of(&source, row),
+    );
+    Ok((identity_text(place, &json), json))
+}
+
+fn identity_text(
+    (version, file, line): (Option<i64>, Option<String>, Option<i64>),
+    json: &str,
+) -> String {
+    format!("{version:?}\u{1}{file:?}\u{1}{line:?}\u{1}{json}")
+}
+
+/// The ledger's rows in `batch` (of `_late`) as (window start, identity).
+pub fn ledger_identities(batch: &RecordBatch) -> Result<Vec<(i64, String)>, FlowError> {
+    use arrow::datatypes::TimestampMicrosecondType;
+    let starts = batch
+        .column_by_name("window_start")
+        .map(|c| cast(c, &DataType::Timestamp(TimeUnit::Microsecond, None)))
+        .transpose()
+        .map_err(arrow_error)?;
+    let Some(starts) = starts else {
+        return Ok(vec![]);
+    };
+    let starts = starts.as_primitive::<TimestampMicrosecondType>();
+    let mut out = vec![];
+    for row in 0..batch.num_rows() {
+        let json = text(batch, "row", row).unwrap_or_default();
+        let place = (
+            number_at(batch, "source_version", row),
+            text(batch, "source_file", row),
+            number_at(batch, "source_line", row),
+        );
+        out.push((starts.value(row), identity_text(place, &json)));
+    }
+    Ok(out)
+}
+
+fn text(batch: &RecordBatch, name: &str, row: usize) -> Option<String> {
+    let c = batch.column_by_name(name)?;
+    let c = cast(c, &DataType::Utf8).ok()?;
+    let c = c.as_string::<i32>();
+    c.is_valid(row).then(|| c.value(row).to_string())
+}
+
 /// A whole number in column `name` at `row`, whatever its integer type (Kafka's partition is
 /// an INT, its offset a BIGINT).
 fn whole(batch: &RecordBatch, name: &str, row: usize) -> Option<i64> {

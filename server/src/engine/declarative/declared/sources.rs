@@ -44,6 +44,16 @@ pub struct Progress {
     pub definition: Option<String>,
 }
 
+/// What a streaming read registers: the rows new since `progress` (a run, which moves it), or
+/// every row up to it (the check, recomputing what the flow has read so far: files, table
+/// versions and offsets as its last commit recorded them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reading {
+    #[default]
+    New,
+    SoFar,
+}
+
 /// What the reads registered: whether anything was new, and what each source gave.
 #[derive(Debug, Default)]
 pub struct Registered {
@@ -57,6 +67,8 @@ pub struct Registered {
     pub bytes: usize,
     /// The Kafka offsets a `STREAM read_kafka` read, per partition.
     pub offsets: Vec<app::model::PartitionRange>,
+    /// Which rows the streaming reads registered.
+    pub reading: Reading,
 }
 
 fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
@@ -133,6 +145,12 @@ pub async fn register(
                 let landed = files::list(&cx.data_dir, path, cx.landing_only)?;
                 let mut new = vec![];
                 for file in landed {
+                    if out.reading == Reading::SoFar && read.stream {
+                        if progress.files.get(&file.path) == Some(&file.stamp) {
+                            new.push(file);
+                        }
+                        continue;
+                    }
                     match progress.files.get(&file.path) {
                         Some(stamp) if *stamp == file.stamp || !read.stream => {
                             if !read.stream {
@@ -157,7 +175,7 @@ pub async fn register(
                     }
                     (None, None) => files::infer(&cx.data_dir, &new, *format)?,
                 };
-                if read.stream && !columns.is_empty() {
+                if read.stream && !columns.is_empty() && out.reading == Reading::New {
                     progress
                         .schemas
                         .insert(path.clone(), schema::to_ddl(&columns));
@@ -166,16 +184,13 @@ pub async fn register(
                 out.anything_new |= !new.is_empty();
                 out.new_rows += batch.num_rows() as u64;
                 out.bytes += super::session::size(&batch);
-                if read.stream {
+                if read.stream && out.reading == Reading::New {
                     for file in &new {
                         progress.files.insert(file.path.clone(), file.stamp);
                     }
                 }
                 out.files.extend(reads);
-                let table = MemTable::try_new(batch.schema(), vec![vec![batch]])
-                    .map_err(query_error(path))?;
-                ctx.register_table(read.name.as_str(), Arc::new(table))
-                    .map_err(query_error(path))?;
+                register_rows(ctx, read, path, vec![batch])?;
             }
             Source::Kafka {
                 topic,
@@ -184,8 +199,11 @@ pub async fn register(
             } => {
                 let source = (topic.as_str(), *starting, servers.as_deref());
                 let stored = progress.kafka.get(topic).cloned().unwrap_or_default();
-                let got = super::kafka::read(cx, read, source, &stored)?;
-                if read.stream {
+                let got = match (out.reading, read.stream) {
+                    (Reading::SoFar, true) => super::kafka::read_so_far(cx, source, &stored)?,
+                    _ => super::kafka::read(cx, read, source, &stored)?,
+                };
+                if read.stream && out.reading == Reading::New {
                     progress.kafka.insert(topic.clone(), got.offsets);
                     out.offsets.extend(got.ranges);
                 }
@@ -193,21 +211,14 @@ pub async fn register(
                 out.anything_new |= rows.num_rows() > 0;
                 out.new_rows += rows.num_rows() as u64;
                 out.bytes += super::session::size(&rows);
-                let shown = format!("read_kafka('{topic}')");
-                let table = MemTable::try_new(rows.schema(), vec![vec![rows]])
-                    .map_err(query_error(&shown))?;
-                ctx.register_table(read.name.as_str(), Arc::new(table))
-                    .map_err(query_error(&shown))?;
+                register_rows(ctx, read, &format!("read_kafka('{topic}')"), vec![rows])?;
             }
             Source::Table(name) => {
                 let table = cx.tables.open_named(name).await?;
                 let Some(table) = table else {
                     // Not written yet: nothing to read from it this run.
                     out.unwritten.push(name.clone());
-                    let empty = MemTable::try_new(Arc::new(Schema::empty()), vec![vec![]])
-                        .map_err(query_error(name))?;
-                    ctx.register_table(read.name.as_str(), Arc::new(empty))
-                        .map_err(query_error(name))?;
+                    register_rows(ctx, read, name, vec![])?;
                     continue;
                 };
                 let current = tables::version(&table);
@@ -221,6 +232,14 @@ pub async fn register(
                     tables::register(ctx, &table, read.name.as_str()).await?;
                     continue;
                 }
+                if out.reading == Reading::SoFar {
+                    let rows = match last {
+                        Some(last) => changes(&table, name, 0, last.min(current)).await?,
+                        None => empty_like(&table).await?,
+                    };
+                    register_rows(ctx, read, name, rows)?;
+                    continue;
+                }
                 let first = last.map_or(0, |v| v + 1);
                 let rows = if first <= current {
                     out.anything_new = true;
@@ -232,15 +251,26 @@ pub async fn register(
                 };
                 out.new_rows += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
                 out.bytes += rows.iter().map(super::session::size).sum::<usize>();
-                let schema = rows
-                    .first()
-                    .map_or_else(|| Arc::new(Schema::empty()), |b| b.schema());
-                let table = MemTable::try_new(schema, vec![rows]).map_err(query_error(name))?;
-                ctx.register_table(read.name.as_str(), Arc::new(table))
-                    .map_err(query_error(name))?;
+                register_rows(ctx, read, name, rows)?;
             }
         }
     }
+    Ok(())
+}
+
+/// Registers `rows` under the read's name (`shown` names the source in an error).
+fn register_rows(
+    ctx: &SessionContext,
+    read: &Read,
+    shown: &str,
+    rows: Vec<RecordBatch>,
+) -> Result<(), FlowError> {
+    let schema = rows
+        .first()
+        .map_or_else(|| Arc::new(Schema::empty()), |b| b.schema());
+    let table = MemTable::try_new(schema, vec![rows]).map_err(query_error(shown))?;
+    ctx.register_table(read.name.as_str(), Arc::new(table))
+        .map_err(query_error(shown))?;
     Ok(())
 }
 

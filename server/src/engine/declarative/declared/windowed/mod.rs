@@ -11,6 +11,7 @@ use arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 
 mod cells;
+pub mod recount;
 mod schema;
 
 pub use cells::{Columns, canonical, cell};
