@@ -190,6 +190,7 @@ async fn every_page_fits_a_phone() {
         "/topic",
         "/events",
         "/tables",
+        "/late",
     ];
     wide.extend(look(&browser, &base, "kim", "shop", &shop).await);
     wide.extend(look(&browser, &base, "sam", "week14", &week14).await);

@@ -33,7 +33,7 @@ pub struct Page {
 }
 
 /// The dashboard's pages, in the order the navigation shows them.
-pub const PAGES: [Page; 13] = [
+pub const PAGES: [Page; 14] = [
     Page {
         path: "/",
         label: Some("Freshness"),
@@ -83,6 +83,11 @@ pub const PAGES: [Page; 13] = [
         path: "/quality",
         label: Some("Quality"),
         view: || view! { <pages::quality::QualityPage /> }.into_any(),
+    },
+    Page {
+        path: "/late",
+        label: Some("Late rows"),
+        view: || view! { <pages::late::LatePage /> }.into_any(),
     },
     Page {
         path: "/events",

@@ -142,6 +142,8 @@ pub trait Backend: Send + Sync {
     async fn events(&self, run: Option<i64>) -> Result<EventLog, ApiError>;
     /// Data quality; the rows set aside by rule `rule` (`table.rule`) alone when given.
     async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError>;
+    /// The late ledger: every row a windowed table read too late (table `table`'s alone).
+    async fn late(&self, table: Option<&str>) -> Result<LateLedger, ApiError>;
     /// One key's versions in an AUTO CDC target.
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError>;
     /// Gold replayed with another watermark delay (`2h`, `90m`, `90`), writing nothing.

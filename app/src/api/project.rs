@@ -108,6 +108,19 @@ pub async fn get_events(lab: String, run: Option<String>) -> Result<EventLog, Ap
     .await
 }
 
+/// The late ledger: every row a windowed table read after its window had closed.
+#[server(prefix = "/fn", endpoint = "late")]
+pub async fn get_late(lab: String, table: Option<String>) -> Result<LateLedger, ApiError> {
+    guarded(async move {
+        let table = table.filter(|t| !t.is_empty());
+        open(&lab, Access::Read, &None)
+            .await?
+            .late(table.as_deref())
+            .await
+    })
+    .await
+}
+
 #[server(prefix = "/fn", endpoint = "quality")]
 pub async fn get_quality(
     lab: String,

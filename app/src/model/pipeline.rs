@@ -207,6 +207,36 @@ pub struct RunEvents {
     pub offsets_ms: Vec<i64>,
 }
 
+/// The late ledger (PIPELINES §9): the rows windowed tables read after their window had
+/// closed, which the watermark left out of them, newest event first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct LateLedger {
+    pub rows: Vec<LateRow>,
+    /// Late rows not shown (the page shows 500).
+    pub more: u64,
+    /// The lab's windowed tables, each with the delay its watermark keeps (`1 hour`).
+    pub tables: Vec<(String, String)>,
+}
+
+/// One late row: what it says, its window, and why it was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LateRow {
+    pub table: String,
+    pub flow: String,
+    /// The run that read it.
+    pub run: Option<i64>,
+    /// RFC 3339 UTC.
+    pub event_time: String,
+    pub window_start: String,
+    pub window_end: String,
+    /// The watermark when the run read it (at or past the window's end).
+    pub watermark: Option<String>,
+    /// What it says and where it landed, in words.
+    pub row: String,
+    /// The table and version it was read from, when it came from a table.
+    pub source: Option<String>,
+}
+
 /// Data quality: each rule's counts per run, and the rows rules set aside.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quality {

@@ -8,6 +8,7 @@ pub mod history;
 pub mod hours;
 pub mod labs;
 pub mod landing;
+pub mod late;
 pub mod login;
 pub mod pipeline;
 pub mod produce;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend};
 use app::model::{
+    LateLedger,
     EventLog, Example, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality,
     Validation,
 };
@@ -272,6 +273,18 @@ pub async fn quality(
     Ok(Json(
         lab.quality(fields::whole(&query, "run")?, rule).await?,
     ))
+}
+
+/// `?table=hourly_sales` (every windowed table's without it).
+pub async fn late(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer<LateLedger> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    let table = query.get("table").map(String::as_str).filter(|t| !t.is_empty());
+    Ok(Json(lab.late(table).await?))
 }
 
 /// `?table=accounts&key=acc-007`.

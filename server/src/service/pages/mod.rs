@@ -6,6 +6,7 @@ pub mod cost;
 pub mod freshness;
 pub mod graph;
 pub mod hours;
+pub mod late;
 pub mod last_run;
 pub mod pipeline;
 pub mod produce;

@@ -13,7 +13,7 @@ use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::scenario::Scenario;
 use crate::service::error::{failed, refused};
 use crate::service::pages::{
-    consumers, freshness, hours, pipeline, produce, project_files, quality, runs, tables, topic,
+    consumers, freshness, hours, late, pipeline, produce, project_files, quality, runs, tables, topic,
     whatif,
 };
 
@@ -265,6 +265,10 @@ impl Backend for LabRunner {
 
     async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError> {
         quality::quality(&self.lab, run, rule).await
+    }
+
+    async fn late(&self, table: Option<&str>) -> Result<LateLedger, ApiError> {
+        late::ledger(&self.lab, table).await
     }
 
     async fn key_history(&self, table: &str, key: &str) -> Result<KeyHistory, ApiError> {

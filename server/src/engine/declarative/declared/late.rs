@@ -46,6 +46,79 @@ pub fn late_schema() -> SchemaRef {
     ]))
 }
 
+/// Columns that say where and when a row landed, not what it says: rows that differ only in
+/// them are one event sent more than once (PIPELINES §9's "one event, one row").
+pub const LANDING: [&str; 14] = [
+    "partition",
+    "offset",
+    "timestamp",
+    "timestampType",
+    "kafka_timestamp",
+    "ingested_at",
+    "_metadata",
+    "source_file",
+    "source_line",
+    "raw",
+    "__version",
+    "__file",
+    "__line",
+    "topic",
+];
+
+/// A row kept as JSON (`row_json`: its columns in order) for a reader: what it says, then where
+/// it landed: `order_id 1006, status placed, amount 22.00 (partition 2, offset 2)`.
+pub fn described(json: &str) -> String {
+    let Ok(Ordered(fields)) = serde_json::from_str::<Ordered>(json) else {
+        return json.to_string();
+    };
+    let text = |raw: &serde_json::value::RawValue| {
+        let raw = raw.get();
+        match serde_json::from_str::<String>(raw) {
+            Ok(s) => s,
+            Err(_) => raw.to_string(),
+        }
+    };
+    let (mut says, mut place) = (vec![], vec![]);
+    for (name, value) in &fields {
+        match name.as_str() {
+            "partition" | "offset" | "source_file" | "source_line" => {
+                if value.get() != "null" {
+                    place.push(format!("{name} {}", text(value)));
+                }
+            }
+            _ if LANDING.contains(&name.as_str()) || name.starts_with("__") => {}
+            _ => says.push(format!("{name} {}", text(value))),
+        }
+    }
+    match place.is_empty() {
+        true => says.join(", "),
+        false => format!("{} ({})", says.join(", "), place.join(", ")),
+    }
+}
+
+/// A JSON object's fields in their order, each value as written.
+struct Ordered(Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut fields = vec![];
+                while let Some(field) = map.next_entry()? {
+                    fields.push(field);
+                }
+                Ok(Ordered(fields))
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
 /// One late row: where it is in the flow's input, its event time and window start.
 pub struct Late {
     pub batch: usize,

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod events;
 mod reading;
 
-use events::{described, event_keys};
+use events::event_keys;
 use reading::{cell_text, ledger, stored, texts};
 
 use super::super::late;
@@ -197,14 +197,16 @@ pub async fn recount(
         if held.as_slice() != all_text.as_slice()
             && let Some(group) = group
         {
-            let name = |copy: &Copy| {
-                described(&batches[copy.at.0 as usize], hidden, copy.at.1 as usize)
+            let name = |copy: &Copy| -> Result<String, FlowError> {
+                let batch = &batches[copy.at.0 as usize];
+                let (_, json) = late::identity(batch, hidden, copy.at.1 as usize)?;
+                Ok(late::described(&json))
             };
             for copy in group.events.values().flatten() {
                 if late_copies.contains(&copy.at) {
-                    window.late.push(name(copy));
+                    window.late.push(name(copy)?);
                 } else if !counted(copy) {
-                    window.dropped.push(name(copy));
+                    window.dropped.push(name(copy)?);
                 }
             }
             let on_time = group.add_up(&aggregates, |copies| copies.iter().any(counted));
@@ -215,7 +217,7 @@ pub async fn recount(
                 .filter(|c| c.iter().any(counted))
                 .count();
             for copies in group.events.values().filter(|c| c.len() > 1) {
-                window.repeated.push((name(&copies[0]), copies.len()));
+                window.repeated.push((name(&copies[0])?, copies.len()));
             }
         }
         windows.push(window);

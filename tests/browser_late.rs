@@ -1,0 +1,113 @@
+//! The late ledger and the check of module 9 written in SQL, in a real browser (headless
+//! chromium): a learner starts the shop example in a shared lab, sends the course's batches and
+//! runs; the Late rows page names order 1006, which came after its hour was written, with its
+//! window, the watermark then and the run that read it; a viewer of the lab reads the same page.
+//! The API answers the same ledger, and refuses a table that is not windowed naming the field.
+//!
+//! Needs the built site (`scripts/build-site.sh`, which `make test` runs first) for hydration.
+
+mod common;
+
+#[path = "support/browser.rs"]
+mod browser;
+
+use browser::{Browser, clear_artifacts, serve_shared, sign_in, sign_in_instead};
+use common::TestLab;
+use serde_json::{Value, json};
+
+const INSTRUCTOR: &str = "instructor-token-for-late-rows";
+
+async fn call(base: &str, token: &str, method: &str, path: &str, body: Value) -> (u16, Value) {
+    let client = reqwest::Client::new();
+    let url = format!("{base}{path}");
+    let request = match method {
+        "GET" => client.get(url),
+        _ => client
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_string()),
+    };
+    let answer = request.bearer_auth(token).send().await.unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_viewer() {
+    clear_artifacts(|name| name.starts_with("late-"));
+    let lab = TestLab::new("browser-late");
+    let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
+    let (_, made) = call(&base, INSTRUCTOR, "POST", "/api/labs", json!({"name": "lee"})).await;
+    let learner = made["token"].as_str().unwrap().to_string();
+    let (status, _) = call(
+        &base,
+        &learner,
+        "POST",
+        "/api/labs/lee/pipeline/example?example=shop",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    for batch in ["1", "2", "3", "3", "4", "5"] {
+        let sent = json!({"scenario": "course", "batch": batch});
+        let (status, answer) = call(
+            &base,
+            &learner,
+            "POST",
+            "/api/labs/lee/produce?and_run=true",
+            sent,
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let (status, ledger) = call(
+        &base,
+        &learner,
+        "GET",
+        "/api/labs/lee/late?table=hourly_sales",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{ledger}");
+    let rows = ledger["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{ledger}");
+    assert!(rows[0]["row"].as_str().unwrap().contains("order_id 1006"), "{ledger}");
+    assert_eq!(rows[0]["window_start"], "2026-10-01T09:00:00Z", "{ledger}");
+    let (status, refused) = call(
+        &base,
+        &learner,
+        "GET",
+        "/api/labs/lee/late?table=orders",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("table"), "{refused}");
+
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, &learner, "/labs/lee").await;
+    for (who, width) in [("learner", 1280), ("learner-phone", 400)] {
+        browser.resize(width, 1000).await;
+        browser.open(&format!("{base}/labs/lee/late")).await;
+        let row = browser.wait_for("table.late-rows tbody tr").await;
+        let text = browser.text(&row).await;
+        assert!(text.contains("order_id 1006"), "{text}");
+        assert!(text.contains("2026-10-01 09:00 to 2026-10-01 10:00"), "{text}");
+        browser.screenshot(&format!("late-{who}")).await;
+    }
+    browser.resize(1280, 1000).await;
+    let (_, viewer) = call(
+        &base,
+        &learner,
+        "POST",
+        "/api/labs/lee/viewer-token",
+        json!({}),
+    )
+    .await;
+    sign_in_instead(&browser, &base, viewer["token"].as_str().unwrap(), "/labs/lee").await;
+    browser.open(&format!("{base}/labs/lee/late")).await;
+    let row = browser.wait_for("table.late-rows tbody tr").await;
+    assert!(browser.text(&row).await.contains("order_id 1006"));
+    browser.screenshot("late-viewer").await;
+}
