@@ -2,6 +2,7 @@
 //! project run on real landed files into real Delta tables, with the history in SQLite. Each
 //! test has its own folder.
 
+mod accounting;
 mod batching;
 #[path = "../common/mod.rs"]
 mod common;

@@ -108,7 +108,8 @@ pub async fn check(
     json: bool,
 ) -> anyhow::Result<bool> {
     let scope = crate::engine::declarative::check::Scope::Every;
-    let lines = crate::engine::declarative::check::check(&lab.flows(), graph, scope).await?;
+    let cx = lab.project_flows(graph).await?;
+    let lines = crate::engine::declarative::check::check(&cx, graph, scope).await?;
     match json {
         true => println!("{}", serde_json::to_string_pretty(&lines)?),
         false => lines.iter().for_each(|l| println!("{l}")),

@@ -8,7 +8,7 @@ use std::path::Path;
 use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 
 use super::{Lab, LabError};
-use crate::engine::flow::Refusal;
+use crate::engine::flow::{FlowContext, Refusal};
 use crate::engine::flow::Runner;
 use deltalake::kernel::Transaction;
 
@@ -85,13 +85,10 @@ impl Lab {
         for name in full_refresh {
             self.refresh(name).await?;
         }
-        let mut cx = self.flows();
-        if graph.reads_kafka() {
-            cx.kafka = Some(self.kafka().await?);
-        }
+        let cx = self.project_flows(graph).await?;
         let id = self.start_record().await;
         started(id);
-        let mut runner = Runner::new(cx);
+        let mut runner = Runner::new(cx.clone());
         let mut failed: BTreeSet<&str> = BTreeSet::new();
         for flow in &graph.flows {
             let target = graph
@@ -114,7 +111,7 @@ impl Lab {
         let events = runner.into_events();
         let error = first_error(&events).map(|m| LabError::Flow(Refusal::FlowFailed(m).into()));
         let checking = std::time::Instant::now();
-        let findings = match check::check(&self.flows(), graph, check::Scope::LastRun).await {
+        let findings = match check::check(&cx, graph, check::Scope::LastRun).await {
             Ok(lines) => lines,
             Err(e) => vec![CheckLine::says(
                 Verdict::Problem,
@@ -130,6 +127,15 @@ impl Lab {
             findings,
             check_ms,
         })
+    }
+
+    /// The context `graph`'s flows run in: the lab's, with its broker when a flow reads Kafka.
+    pub async fn project_flows(&self, graph: &Graph) -> Result<FlowContext, LabError> {
+        let mut cx = self.flows();
+        if graph.reads_kafka() {
+            cx.kafka = Some(self.kafka().await?);
+        }
+        Ok(cx)
     }
 
     /// Empties a dataset for a full refresh: its table, its state, its quarantined and late rows.

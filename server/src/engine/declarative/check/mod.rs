@@ -1,11 +1,12 @@
 //! The pipeline's check, after each run and with `reckon pipeline check`: what the flows wrote,
 //! recomputed from what they read by code of its own: every AUTO CDC target against all its
-//! change events (`declared/cdc/check.rs`, with the rest of AUTO CDC); `unique.rs`: every
-//! `reckon.dropDuplicates` table against its source; `windows.rs`: every windowed table, window
-//! by window, against a recount of every event its flow read (`reckon pipeline check` only: it
-//! reads every event, and is not yet kept up to date run by run).
+//! change events (`declared/cdc/check.rs`, with the rest of AUTO CDC); `streams.rs`: every
+//! table a flow fills with rows, each row accounted for (after a run, the tables with
+//! `reckon.dropDuplicates`); `windows.rs`: every windowed table, window by window, against a
+//! recount of every event its flow read. `reckon pipeline check` checks every table; the check
+//! after a run does not recount windows yet (it would read every event each run).
 
-mod unique;
+mod streams;
 mod windows;
 
 pub use super::declared::cdc::check::Scope;
@@ -24,7 +25,7 @@ pub async fn check(
     graph: &Graph,
     scope: Scope,
 ) -> Result<Vec<CheckLine>, FlowError> {
-    let mut lines = unique::tables(cx, graph).await?;
+    let mut lines = streams::tables(cx, graph, scope).await?;
     lines.extend(cdc::targets(cx, graph, scope).await?);
     if scope == Scope::Every {
         lines.extend(windows::tables(cx, graph).await?);

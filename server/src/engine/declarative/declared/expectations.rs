@@ -303,7 +303,7 @@ pub(super) fn line_of(batch: &RecordBatch, row: usize) -> Option<i64> {
 }
 
 /// Where row `row` came from, in words: `landing/x.json:12` or `bronze_tickets version 3`.
-fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) -> String {
+pub(super) fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) -> String {
     match (file_of(batch, row), line_of(batch, row)) {
         (Some(file), Some(line)) => format!("{file}:{line}"),
         _ => match (origin.source_table, number_at(batch, VERSION, row)) {

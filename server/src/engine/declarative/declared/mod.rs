@@ -8,6 +8,7 @@
 //! - commit: the state file, the quarantined rows, then the rows with the new `txn` version in
 //!   one Delta commit (the quarantine's own `txn` makes a rerun after a crash skip it).
 
+pub mod accounting;
 pub mod cdc;
 mod columns;
 mod expectations;
@@ -15,6 +16,7 @@ mod kafka;
 pub mod late;
 mod session;
 pub mod side;
+pub mod so_far;
 pub mod sources;
 pub mod validate;
 pub mod windowed;
@@ -434,7 +436,7 @@ async fn commit_changes(
 }
 
 /// The one table a flow streams from, if it streams from exactly one (for the quarantine).
-fn streamed_table(flow: &FlowSpec) -> Option<&str> {
+pub(crate) fn streamed_table(flow: &FlowSpec) -> Option<&str> {
     let mut tables = flow.query.reads.iter().filter_map(|r| match &r.source {
         Source::Table(t) if r.stream => Some(t.as_str()),
         _ => None,

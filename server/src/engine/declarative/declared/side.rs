@@ -145,6 +145,10 @@ fn without(rows: &RecordBatch, held: &[RecordBatch], side: &Side) -> Result<Reco
 }
 
 /// Each row's values in the side's telling columns, as one text ([`row_keys`]).
+pub(super) fn row_ids(batch: &RecordBatch, side: &Side) -> Result<Vec<String>, FlowError> {
+    keys(batch, side)
+}
+
 fn keys(batch: &RecordBatch, side: &Side) -> Result<Vec<String>, FlowError> {
     let columns = side
         .same

@@ -223,6 +223,20 @@ pub async fn register(
                 };
                 let current = tables::version(&table);
                 let last = progress.tables.get(name).copied();
+                if !read.stream && out.reading == Reading::SoFar {
+                    // The table as the last commit read it.
+                    let mut table = table;
+                    if let Some(seen) = last.filter(|v| *v < current) {
+                        table.load_version(seen.max(0) as u64).await.map_err(|source| {
+                            TableError::Delta {
+                                table: name.clone(),
+                                source,
+                            }
+                        })?;
+                    }
+                    tables::register(ctx, &table, read.name.as_str()).await?;
+                    continue;
+                }
                 if !read.stream {
                     let born = cx.tables.born(name).unwrap_or_default();
                     out.anything_new |=

@@ -15,17 +15,14 @@ use events::event_keys;
 use reading::{cell_text, ledger, stored, texts};
 
 use super::super::late;
-use super::super::sources::{self, Reading, Registered};
-use super::super::{TableState, committed, session::Bounds, state_dir};
+use super::super::so_far::{self, SoFar};
 use super::{Columns, output_schema};
 use crate::engine::declarative::graph::streaming::DEDUP_WITHIN_WATERMARK;
 use crate::engine::declarative::graph::{FlowSpec, Graph};
 use crate::engine::declarative::sql::window::{Output, WindowPlan};
 use crate::engine::flow::{FlowContext, FlowError};
-use crate::engine::state;
 use crate::engine::streaming::watermark::window_start;
 use crate::engine::streaming::window::{Acc, Aggregate, Cell};
-use crate::engine::tables::TableError;
 
 /// The source property that names an event's columns instead.
 pub const DISTINCT_ON: &str = "reckon.check.distinctOn";
@@ -76,36 +73,14 @@ pub async fn recount(
     plan: &WindowPlan,
 ) -> Result<Option<Recount>, FlowError> {
     let target = flow.target.as_str();
-    let Some(table) = cx.tables.open_named(target).await? else {
+    let Some(SoFar { table, state, ctx }) = so_far::read(cx, flow).await? else {
         return Ok(None);
     };
-    let version = committed(cx, &table, target).await?;
-    if version == 0 {
-        return Ok(None);
-    }
-    let state: TableState = state::load(&state_dir(cx, target), version)?;
-    let Some(progress) = state.flows.get(&flow.name) else {
-        return Ok(None);
-    };
-    let query = |source| TableError::Query {
-        table: target.to_string(),
-        source,
-    };
-    // Restore: every row the flow's sources gave up to its last commit.
-    let ctx = Bounds::DEFAULT.session();
-    let mut registered = Registered {
-        reading: Reading::SoFar,
-        ..Registered::default()
-    };
-    let mut scratch = progress.clone();
-    sources::register_flow(&ctx, cx, flow, &mut scratch, &mut registered).await?;
     let property = graph
         .dataset(target)
         .and_then(|d| d.properties.get(DEDUP_WITHIN_WATERMARK));
     let dedup = super::dedup_columns(property);
-    let df = ctx.sql(&plan.input_sql(&dedup)).await.map_err(query)?;
-    let input = df.schema().as_arrow().clone();
-    let batches = Bounds::DEFAULT.collect(df, target).await?;
+    let (input, batches) = so_far::collect(&ctx, &plan.input_sql(&dedup), target).await?;
     let hidden = plan.hidden(&dedup);
     let distinct_on = graph
         .datasets

@@ -1,0 +1,288 @@
+//! The check of a flow that does not aggregate (PIPELINES §9): its query run again as a batch
+//! over every row its sources gave up to its table's last commit (a table read whole, as that
+//! commit read it), then `reckon.dropDuplicates` and the drop rules, as a run does. Every row
+//! that gives must be in the table, in `_quarantine` under its rules, or a duplicate; a row the
+//! table or the quarantine holds that it does not give came from no source row.
+
+use std::collections::{BTreeSet, HashMap};
+
+use arrow::array::RecordBatch;
+use arrow::compute::concat_batches;
+
+use super::expectations::{self, Origin, row_json, source_of, visible};
+use super::late::described;
+use super::side::{self, QUARANTINED};
+use super::so_far::{self, SoFar};
+use super::{QUARANTINE, streamed_table};
+use crate::engine::columns::row_keys;
+use crate::engine::declarative::graph::{FlowKind, FlowSpec};
+use crate::engine::declarative::parse::Dataset;
+use crate::engine::flow::{FlowContext, FlowError, Refusal};
+use crate::engine::tables::{self, TableError};
+
+/// How many rows of each kind a finding names at most.
+const NAMED: usize = 5;
+
+/// Where every row of one flow went, and the rows that do not add up.
+#[derive(Debug, Clone, Default)]
+pub struct Accounting {
+    pub table: String,
+    pub materialized: bool,
+    /// Rows the query gives over every source row read so far.
+    pub read: u64,
+    pub kept: u64,
+    pub duplicates: u64,
+    /// Per drop rule, the rows it kept out.
+    pub dropped: Vec<(String, u64)>,
+    /// Rows the query gives that are neither in the table nor set aside, named with their
+    /// source; and how many in all.
+    pub went_nowhere: (Vec<String>, u64),
+    /// Table rows the query does not give, named with the version that added them.
+    pub unsourced: (Vec<String>, u64),
+    /// Rows a drop rule kept out that `_quarantine` lacks, and rows it holds for none.
+    pub quarantine_missing: (Vec<String>, u64),
+    pub quarantine_extra: (Vec<String>, u64),
+}
+
+impl Accounting {
+    pub fn adds_up(&self) -> bool {
+        [
+            &self.went_nowhere,
+            &self.unsourced,
+            &self.quarantine_missing,
+            &self.quarantine_extra,
+        ]
+        .iter()
+        .all(|(_, n)| *n == 0)
+    }
+}
+
+/// The accounting of `flow` into `dataset`, or `None` before its first commit.
+pub async fn account(
+    cx: &FlowContext,
+    flow: &FlowSpec,
+    dataset: &Dataset,
+) -> Result<Option<Accounting>, FlowError> {
+    let target = flow.target.as_str();
+    let Some(SoFar { table, ctx, .. }) = so_far::read(cx, flow).await? else {
+        return Ok(None);
+    };
+    // Process, as a run does.
+    let (schema, batches) = so_far::collect(&ctx, &flow.query.sql, target).await?;
+    let rows = concat_batches(&schema, &batches).map_err(arrow_error(target))?;
+    let mut out = Accounting {
+        table: target.to_string(),
+        materialized: flow.kind == FlowKind::Materialize,
+        read: rows.num_rows() as u64,
+        ..Accounting::default()
+    };
+    let (rows, duplicates) = match dataset.properties.get("reckon.dropDuplicates") {
+        Some(keys) if flow.kind == FlowKind::Append => {
+            let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
+            expectations::drop_duplicates(&rows, &keys, &mut BTreeSet::new(), target)?
+        }
+        _ => (rows, 0),
+    };
+    out.duplicates = duplicates;
+    let origin = Origin {
+        run: None,
+        table: target,
+        flow: &flow.name,
+        source_table: streamed_table(flow),
+    };
+    let sorted = expectations::apply(rows, &dataset.expectations, &origin).await?;
+    out.dropped = sorted
+        .rules
+        .iter()
+        .zip(&dataset.expectations)
+        .filter(|(_, e)| e.on_violation == crate::engine::declarative::parse::Violation::Drop)
+        .filter(|(r, _)| r.failed > 0)
+        .map(|(r, _)| (r.name.clone(), r.failed))
+        .collect();
+    out.kept = sorted.kept.num_rows() as u64;
+    // What the table holds, against what the query gives.
+    let expected = visible(&sorted.kept).map_err(arrow_error(target))?;
+    let names: Vec<String> = expected
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let held = read_all(&table, target).await?;
+    let held = project(&held, &names, target)?;
+    let (missing, extra) = differ(
+        &row_keys(expected.columns(), target)?,
+        &row_keys(held.columns(), target)?,
+    );
+    out.went_nowhere = named(&missing, |i| {
+        Ok(format!(
+            "{} ({})",
+            described(&row_json(&sorted.kept, i)?),
+            source_of(&sorted.kept, i, &origin)
+        ))
+    })?;
+    let versions = match extra.is_empty() || out.materialized {
+        true => HashMap::new(),
+        false => added_in(&table, &names, target).await?,
+    };
+    let held_keys = row_keys(held.columns(), target)?;
+    out.unsourced = named(&extra, |i| {
+        let version = versions
+            .get(&held_keys[i])
+            .map_or(String::new(), |v| format!(" (added in {target} version {v})"));
+        Ok(format!("{}{version}", described(&row_json(&held, i)?)))
+    })?;
+    // What `_quarantine` holds for this flow, against what the rules kept out.
+    let kept_out = match &sorted.quarantined {
+        Some(q) => q.clone(),
+        None => RecordBatch::new_empty((QUARANTINED.schema)()),
+    };
+    let stored = quarantined(cx, target, &flow.name).await?;
+    let (missing, extra) = differ(
+        &side::row_ids(&kept_out, &QUARANTINED)?,
+        &side::row_ids(&stored, &QUARANTINED)?,
+    );
+    let quarantine_row = |batch: &RecordBatch, i: usize| -> Result<String, FlowError> {
+        let text = |name: &str| {
+            let column = batch.column_by_name(name)?;
+            let column = arrow::compute::cast(column, &arrow::datatypes::DataType::Utf8).ok()?;
+            let column = arrow::array::AsArray::as_string::<i32>(&column);
+            arrow::array::Array::is_valid(column, i).then(|| column.value(i).to_string())
+        };
+        Ok(format!(
+            "{} by {}",
+            described(&text("row").unwrap_or_default()),
+            text("rules").unwrap_or_default()
+        ))
+    };
+    out.quarantine_missing = named(&missing, |i| quarantine_row(&kept_out, i))?;
+    out.quarantine_extra = named(&extra, |i| quarantine_row(&stored, i))?;
+    Ok(Some(out))
+}
+
+/// The positions in `a` of rows `b` lacks, and in `b` of rows `a` lacks (as multisets).
+fn differ(a: &[String], b: &[String]) -> (Vec<usize>, Vec<usize>) {
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    for key in a {
+        *counts.entry(key).or_default() += 1;
+    }
+    for key in b {
+        *counts.entry(key).or_default() -= 1;
+    }
+    let mut pick = |keys: &[String], sign: i64| -> Vec<usize> {
+        let mut out = vec![];
+        for (i, key) in keys.iter().enumerate() {
+            let n = counts.get_mut(key.as_str()).expect("counted");
+            if *n * sign > 0 {
+                *n -= sign;
+                out.push(i);
+            }
+        }
+        out
+    };
+    let only_a = pick(a, 1);
+    let only_b = pick(b, -1);
+    (only_a, only_b)
+}
+
+/// The first [`NAMED`] of `rows` in words, and how many there are.
+fn named(
+    rows: &[usize],
+    name: impl Fn(usize) -> Result<String, FlowError>,
+) -> Result<(Vec<String>, u64), FlowError> {
+    let names = rows.iter().take(NAMED).map(|&i| name(i)).collect::<Result<_, _>>()?;
+    Ok((names, rows.len() as u64))
+}
+
+/// Every row the table holds now.
+async fn read_all(table: &deltalake::DeltaTable, target: &str) -> Result<RecordBatch, FlowError> {
+    let ctx = tables::session(table, "target").await?;
+    let df = ctx.table("target").await.map_err(query_error(target))?;
+    let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await.map_err(query_error(target))?;
+    concat_batches(&schema, &batches).map_err(arrow_error(target))
+}
+
+/// `batch`'s columns `names`, in that order; a column it lacks is refused, naming it.
+fn project(batch: &RecordBatch, names: &[String], target: &str) -> Result<RecordBatch, FlowError> {
+    let schema = batch.schema();
+    let mut at = vec![];
+    for name in names {
+        let i = schema.index_of(name).map_err(|_| {
+            FlowError::from(Refusal::SchemaClash(format!(
+                "{target} has no column {name}, which its query gives"
+            )))
+        })?;
+        at.push(i);
+    }
+    batch.project(&at).map_err(arrow_error(target))
+}
+
+/// Per row (as its key over `names`), the latest table version that added it: from its change
+/// feed.
+async fn added_in(
+    table: &deltalake::DeltaTable,
+    names: &[String],
+    target: &str,
+) -> Result<HashMap<String, i64>, FlowError> {
+    let ctx = tables::in_order();
+    let last = tables::version(table);
+    let df = tables::changes::inserted(&ctx, table, (0, last))?;
+    let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await.map_err(query_error(target))?;
+    let all = concat_batches(&schema, &batches).map_err(arrow_error(target))?;
+    let rows = project(&all, names, target)?;
+    let versions = arrow::compute::cast(
+        all.column_by_name("_commit_version")
+            .ok_or_else(|| FlowError::from(Refusal::SchemaClash("no _commit_version".into())))?,
+        &arrow::datatypes::DataType::Int64,
+    )
+    .map_err(arrow_error(target))?;
+    let versions = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&versions);
+    // A row held twice: the later copy is the one no source row gave.
+    let mut out: HashMap<String, i64> = HashMap::new();
+    for (key, version) in row_keys(rows.columns(), target)?
+        .into_iter()
+        .zip(versions.values().iter().copied())
+    {
+        let latest = out.entry(key).or_insert(version);
+        *latest = (*latest).max(version);
+    }
+    Ok(out)
+}
+
+/// `_quarantine`'s rows of `target`'s flow `flow`.
+async fn quarantined(cx: &FlowContext, target: &str, flow: &str) -> Result<RecordBatch, FlowError> {
+    let schema = (QUARANTINED.schema)();
+    let Some(table) = cx.tables.open_named(QUARANTINE).await? else {
+        return Ok(RecordBatch::new_empty(schema));
+    };
+    let ctx = tables::session(&table, "q").await?;
+    let quote = |s: &str| s.replace('\'', "''");
+    let sql = format!(
+        "SELECT * FROM q WHERE \"table\" = '{}' AND flow = '{}'",
+        quote(target),
+        quote(flow)
+    );
+    let batches = tables::query(&ctx, QUARANTINE, &sql).await?;
+    let schema = batches.first().map_or(schema, |b| b.schema());
+    concat_batches(&schema, &batches).map_err(arrow_error(QUARANTINE))
+}
+
+fn query_error(target: &str) -> impl Fn(datafusion::error::DataFusionError) -> FlowError + '_ {
+    move |source| {
+        FlowError::Table(TableError::Query {
+            table: target.to_string(),
+            source,
+        })
+    }
+}
+
+fn arrow_error(target: &str) -> impl Fn(arrow::error::ArrowError) -> FlowError + '_ {
+    move |source| {
+        FlowError::Table(TableError::Arrow {
+            table: target.to_string(),
+            source,
+        })
+    }
+}
