@@ -1,7 +1,9 @@
 //! The late ledger and the check of module 9 written in SQL, in a real browser (headless
 //! chromium): a learner starts the shop example in a shared lab, sends the course's batches and
 //! runs; the Late rows page names order 1006, which came after its hour was written, with its
-//! window, the watermark then and the run that read it; a viewer of the lab reads the same page.
+//! window, the watermark then and the run that read it; Reconciliation shows each hour beside
+//! all its events with the course check's verdicts (09:00 late, 10:00 ok) and every table's
+//! line; a viewer of the lab reads the same pages.
 //! The API answers the same ledger, and refuses a table that is not windowed naming the field.
 //!
 //! Needs the built site (`scripts/build-site.sh`, which `make test` runs first) for hydration.
@@ -30,7 +32,10 @@ async fn call(base: &str, token: &str, method: &str, path: &str, body: Value) ->
     let answer = request.bearer_auth(token).send().await.unwrap();
     let status = answer.status().as_u16();
     let text = answer.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,7 +43,14 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
     clear_artifacts(|name| name.starts_with("late-"));
     let lab = TestLab::new("browser-late");
     let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
-    let (_, made) = call(&base, INSTRUCTOR, "POST", "/api/labs", json!({"name": "lee"})).await;
+    let (_, made) = call(
+        &base,
+        INSTRUCTOR,
+        "POST",
+        "/api/labs",
+        json!({"name": "lee"}),
+    )
+    .await;
     let learner = made["token"].as_str().unwrap().to_string();
     let (status, _) = call(
         &base,
@@ -72,7 +84,10 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
     assert_eq!(status, 200, "{ledger}");
     let rows = ledger["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{ledger}");
-    assert!(rows[0]["row"].as_str().unwrap().contains("order_id 1006"), "{ledger}");
+    assert!(
+        rows[0]["row"].as_str().unwrap().contains("order_id 1006"),
+        "{ledger}"
+    );
     assert_eq!(rows[0]["window_start"], "2026-10-01T09:00:00Z", "{ledger}");
     let (status, refused) = call(
         &base,
@@ -93,8 +108,43 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
         let row = browser.wait_for("table.late-rows tbody tr").await;
         let text = browser.text(&row).await;
         assert!(text.contains("order_id 1006"), "{text}");
-        assert!(text.contains("2026-10-01 09:00 to 2026-10-01 10:00"), "{text}");
+        assert!(
+            text.contains("2026-10-01 09:00 to 2026-10-01 10:00"),
+            "{text}"
+        );
         browser.screenshot(&format!("late-{who}")).await;
+    }
+    // Reconciliation: each hour beside all its events, with the course check's verdicts.
+    for (who, width) in [("learner", 1280), ("learner-phone", 400)] {
+        browser.resize(width, 1000).await;
+        browser.open(&format!("{base}/labs/lee/hours")).await;
+        let late = browser
+            .wait_for("tr.window[data-window='2026-10-01T09:00:00Z']")
+            .await;
+        assert_eq!(
+            browser.attribute(&late, "data-verdict").await.as_deref(),
+            Some("late")
+        );
+        let text = browser.text(&late).await;
+        assert!(text.contains("orders 3, revenue 68.50"), "{text}");
+        assert!(text.contains("orders 4, revenue 90.50"), "{text}");
+        assert!(text.contains("order_id 1006"), "{text}");
+        let ok = browser
+            .wait_for("tr.window[data-window='2026-10-01T10:00:00Z']")
+            .await;
+        assert_eq!(
+            browser.attribute(&ok, "data-verdict").await.as_deref(),
+            Some("ok")
+        );
+        let lines = browser.wait_for("ul.check-lines").await;
+        let text = browser.text(&lines).await;
+        assert!(
+            text.contains("bronze_orders: 11 rows read, 11 kept"),
+            "{text}"
+        );
+        browser
+            .screenshot(&format!("late-reconciliation-{who}"))
+            .await;
     }
     browser.resize(1280, 1000).await;
     let (_, viewer) = call(
@@ -105,9 +155,24 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
         json!({}),
     )
     .await;
-    sign_in_instead(&browser, &base, viewer["token"].as_str().unwrap(), "/labs/lee").await;
+    sign_in_instead(
+        &browser,
+        &base,
+        viewer["token"].as_str().unwrap(),
+        "/labs/lee",
+    )
+    .await;
     browser.open(&format!("{base}/labs/lee/late")).await;
     let row = browser.wait_for("table.late-rows tbody tr").await;
     assert!(browser.text(&row).await.contains("order_id 1006"));
     browser.screenshot("late-viewer").await;
+    browser.open(&format!("{base}/labs/lee/hours")).await;
+    let late = browser
+        .wait_for("tr.window[data-window='2026-10-01T09:00:00Z']")
+        .await;
+    assert_eq!(
+        browser.attribute(&late, "data-verdict").await.as_deref(),
+        Some("late")
+    );
+    browser.screenshot("late-reconciliation-viewer").await;
 }

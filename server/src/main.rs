@@ -82,14 +82,21 @@ fn main() -> ExitCode {
         idle,
         check_project,
         validate,
+        full_check,
     } = &cli.command
     {
-        use reckon::service::runner::{reader, worker};
+        use reckon::service::runner::reader::{self, Asked};
+        use reckon::service::runner::worker;
+        let asked = match (*validate, *full_check) {
+            (true, _) => Asked::Validate,
+            (_, true) => Asked::Check,
+            _ => Asked::Graph,
+        };
         return match (check_project, config(&cli)) {
-            (Some(dir), Ok(config)) => {
-                reader::check_project(dir.clone(), validate.then_some(config))
+            (Some(dir), Ok(config)) => reader::check_project(dir.clone(), asked, Some(config)),
+            (Some(dir), Err(_)) if asked == Asked::Graph => {
+                reader::check_project(dir.clone(), asked, None)
             }
-            (Some(dir), Err(_)) if !*validate => reader::check_project(dir.clone(), None),
             (None, Ok(config)) => worker::worker(config, std::time::Duration::from_secs(*idle)),
             (_, Err(e)) => {
                 eprintln!("error: {e:#}");

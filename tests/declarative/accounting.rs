@@ -23,12 +23,21 @@ async fn every_row_is_accounted_for_and_a_change_behind_the_pipelines_back_is_na
     lab.ok(&["pipeline", "run", &project]);
     let (code, text) = check(&lab, &project);
     assert_eq!(code, Some(0), "{text}");
-    let silver = text.lines().find(|l| l.contains("silver_tickets:")).unwrap();
+    let silver = text
+        .lines()
+        .find(|l| l.contains("silver_tickets:"))
+        .unwrap();
     assert!(silver.starts_with("ok "), "{text}");
     assert!(silver.contains("dropped by valid_status"), "{text}");
     assert!(silver.contains("duplicates"), "{text}");
-    assert!(!silver.contains("ticket_id"), "an ok line names no row: {text}");
-    assert!(text.contains("gold_daily_account_status equals its query"), "{text}");
+    assert!(
+        !silver.contains("ticket_id"),
+        "an ok line names no row: {text}"
+    );
+    assert!(
+        text.contains("gold_daily_account_status equals its query"),
+        "{text}"
+    );
 
     let engine = reckon::Lab::new(reckon::Config::new(lab.data()));
     let tables = engine.flows().tables;
@@ -54,10 +63,19 @@ async fn every_row_is_accounted_for_and_a_change_behind_the_pipelines_back_is_na
         .0;
     let (code, text) = check(&lab, &project);
     assert_eq!(code, Some(1), "{text}");
-    let line = text.lines().find(|l| l.contains("not in it")).unwrap_or_else(|| panic!("{text}"));
-    assert!(line.starts_with("PROBLEM silver_tickets: 1 row(s)"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("not in it"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with("PROBLEM silver_tickets: 1 row(s)"),
+        "{text}"
+    );
     assert!(line.contains(&format!("ticket_id {id}")), "{line}");
-    assert!(line.contains("landing/tickets/"), "its file and line: {line}");
+    assert!(
+        line.contains("landing/tickets/"),
+        "its file and line: {line}"
+    );
     // Put back, then added twice: the extra row is named with the version that added it.
     let silver = silver
         .write(row.clone())
@@ -78,7 +96,10 @@ async fn every_row_is_accounted_for_and_a_change_behind_the_pipelines_back_is_na
         .find(|l| l.contains("come from no source row"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains(&format!("ticket_id {id}")), "{line}");
-    assert!(line.contains(&format!("silver_tickets version {version}")), "{line}");
+    assert!(
+        line.contains(&format!("silver_tickets version {version}")),
+        "{line}"
+    );
     // A quarantined row removed.
     let quarantine = tables.open_named("_quarantine").await.unwrap().unwrap();
     quarantine
@@ -91,6 +112,9 @@ async fn every_row_is_accounted_for_and_a_change_behind_the_pipelines_back_is_na
         .lines()
         .find(|l| l.contains("missing from _quarantine"))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(line.starts_with("PROBLEM silver_tickets: 2 row(s)"), "{line}");
+    assert!(
+        line.starts_with("PROBLEM silver_tickets: 2 row(s)"),
+        "{line}"
+    );
     assert!(line.contains("by valid_status"), "{line}");
 }

@@ -85,7 +85,10 @@ fn the_shop_projects_hourly_sales_equal_the_courses_on_the_course_scenario() {
             pair.run_and_compare(&format!("dedup {dedup}, after batch {batch}"));
         }
         assert!(!hours(&pair.shop).is_empty(), "the scenario closes hours");
-        assert_eq!(late_orders(&pair.shop), vec![(1006, "2026-10-01T09:00:00Z".into())]);
+        assert_eq!(
+            late_orders(&pair.shop),
+            vec![(1006, "2026-10-01T09:00:00Z".into())]
+        );
         same_hour_verdicts(&pair);
     }
 }
@@ -102,7 +105,9 @@ fn same_hour_verdicts(pair: &Pair) {
         let mut words = line.split_whitespace();
         let verdict = words.next()?.to_string();
         let rest: Vec<&str> = words.map(|w| w.trim_end_matches(':')).collect();
-        let at = rest.iter().position(|w| w.len() == 5 && w.as_bytes()[2] == b':')?;
+        let at = rest
+            .iter()
+            .position(|w| w.len() == 5 && w.as_bytes()[2] == b':')?;
         let numbers: Vec<String> = rest[at + 1..]
             .iter()
             .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit()))
@@ -120,7 +125,11 @@ fn same_hour_verdicts(pair: &Pair) {
     let (want, got) = (hours(&course, false), hours(&shop, true));
     assert_eq!(want.len(), got.len(), "course:\n{course}\nshop:\n{shop}");
     for (w, g) in want.iter().zip(&got) {
-        assert_eq!((&w.0, &w.1), (&g.0, &g.1), "course:\n{course}\nshop:\n{shop}");
+        assert_eq!(
+            (&w.0, &w.1),
+            (&g.0, &g.1),
+            "course:\n{course}\nshop:\n{shop}"
+        );
         assert_eq!(w.2, g.2[..w.2.len().min(g.2.len())], "{w:?} {g:?}\n{shop}");
     }
     let Some(eleven) = shop.lines().find(|l| l.contains("hourly_sales 11:00 ")) else {
@@ -203,7 +212,10 @@ fn a_shop_run_cut_at_any_point_of_its_kafka_or_windowed_flow_changes_nothing() {
         );
         pair.run_and_compare(&format!("cut at {crash}, after batch {batch}"));
     }
-    assert_eq!(late_orders(&pair.shop), vec![(1006, "2026-10-01T09:00:00Z".into())]);
+    assert_eq!(
+        late_orders(&pair.shop),
+        vec![(1006, "2026-10-01T09:00:00Z".into())]
+    );
 }
 
 /// The orders in `_late` and their windows: SPEC §4's scenario has one, order 1006 placed at

@@ -139,7 +139,14 @@ fn windows_with_keys_and_every_aggregate_equal_a_recount_in_any_batching() {
     let mut late: Vec<_> = model
         .late
         .iter()
-        .map(|(s, w)| (time(s.0), s.1.to_string(), time(s.0.div_euclid(30) * 30), time(*w)))
+        .map(|(s, w)| {
+            (
+                time(s.0),
+                s.1.to_string(),
+                time(s.0.div_euclid(30) * 30),
+                time(*w),
+            )
+        })
         .collect();
     late.sort();
     assert!(!late.is_empty(), "the runs have late rows");

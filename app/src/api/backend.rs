@@ -142,6 +142,9 @@ pub trait Backend: Send + Sync {
     async fn events(&self, run: Option<i64>) -> Result<EventLog, ApiError>;
     /// Data quality; the rows set aside by rule `rule` (`table.rule`) alone when given.
     async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError>;
+    /// A project lab's check of every table (PIPELINES §9), run in a child process; a course
+    /// lab's is empty (its Reconciliation is `hours`).
+    async fn project_check(&self) -> Result<ProjectCheck, ApiError>;
     /// The late ledger: every row a windowed table read too late (table `table`'s alone).
     async fn late(&self, table: Option<&str>) -> Result<LateLedger, ApiError>;
     /// One key's versions in an AUTO CDC target.

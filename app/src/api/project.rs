@@ -108,6 +108,12 @@ pub async fn get_events(lab: String, run: Option<String>) -> Result<EventLog, Ap
     .await
 }
 
+/// A project lab's check of every table (PIPELINES §9).
+#[server(prefix = "/fn", endpoint = "project_check")]
+pub async fn get_project_check(lab: String) -> Result<ProjectCheck, ApiError> {
+    guarded(async move { open(&lab, Access::Read, &None).await?.project_check().await }).await
+}
+
 /// The late ledger: every row a windowed table read after its window had closed.
 #[server(prefix = "/fn", endpoint = "late")]
 pub async fn get_late(lab: String, table: Option<String>) -> Result<LateLedger, ApiError> {

@@ -207,6 +207,32 @@ pub struct RunEvents {
     pub offsets_ms: Vec<i64>,
 }
 
+/// A project's check (PIPELINES §9): every line, and each window of its windowed tables as the
+/// table holds it beside the recount of every event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ProjectCheck {
+    pub lines: Vec<super::CheckLine>,
+    pub windows: Vec<WindowCheck>,
+    /// Why the check could not run (the project does not read, a table cannot be read).
+    pub error: Option<String>,
+}
+
+/// One window (and group keys) of a windowed table, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowCheck {
+    pub table: String,
+    /// RFC 3339 UTC.
+    pub start: String,
+    pub keys: Vec<String>,
+    /// What the table says (`orders 3, revenue 68.50`); `None`: not written.
+    pub said: Option<String>,
+    /// What every event says; `None`: no event falls in it.
+    pub events: Option<String>,
+    pub verdict: super::Verdict,
+    /// The check's line after the window's name: why.
+    pub why: String,
+}
+
 /// The late ledger (PIPELINES §9): the rows windowed tables read after their window had
 /// closed, which the watermark left out of them, newest event first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -5,15 +5,31 @@ use leptos::prelude::*;
 
 use crate::api::get_hours;
 use crate::components::{RunButton, VerdictBadge, current_lab, href, short_time};
-use crate::model::HourRow;
+use crate::model::{HourRow, PipelineKind};
+use crate::pages::loaded;
+use crate::pages::reconcile::ProjectReconciliation;
 use crate::pages::whatif::WhatIfSection;
-use crate::pages::{CourseOnly, loaded};
 
 #[component]
 pub fn HoursPage() -> impl IntoView {
+    let lab = current_lab();
+    let kind = Resource::new(move || lab.clone(), crate::api::project::get_kind);
     view! {
         <h1>"Reconciliation"</h1>
-        <CourseOnly />
+        <Suspense>
+            {move || Suspend::new(async move {
+                match kind.await {
+                    Ok(PipelineKind::Project) => view! { <ProjectReconciliation /> }.into_any(),
+                    _ => view! { <CourseHours /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn CourseHours() -> impl IntoView {
+    view! {
         <p class="lead">
             "Each hour as the gold stream counted it, beside a recount of bronze's distinct placed events."
         </p>

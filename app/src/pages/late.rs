@@ -75,7 +75,9 @@ fn row_view(r: LateRow) -> impl IntoView {
     let run = r.run.map(|id| {
         view! { <a href=href(&format!("/runs/{id}"))>{format!("#{id}")}</a> }
     });
-    let source = r.source.map(|s| view! { <span class="source">{format!(" from {s}")}</span> });
+    let source = r
+        .source
+        .map(|s| view! { <span class="source">{format!(" from {s}")}</span> });
     let table = r.table.clone();
     view! {
         <tr data-table=table>
@@ -91,5 +93,6 @@ fn row_view(r: LateRow) -> impl IntoView {
 
 /// `2026-10-01T09:50:00Z` as `2026-10-01 09:50`.
 fn short(time: &str) -> String {
-    time.get(..16).map_or_else(|| time.to_string(), |t| t.replace('T', " "))
+    time.get(..16)
+        .map_or_else(|| time.to_string(), |t| t.replace('T', " "))
 }

@@ -13,6 +13,7 @@ pub mod login;
 pub mod pipeline;
 pub mod produce;
 pub mod quality;
+pub mod reconcile;
 pub mod run;
 pub mod runs;
 mod sql;
@@ -76,8 +77,8 @@ pub fn CourseOnly() -> impl IntoView {
                     <p class="course-only">
                         "This lab runs its own SQL project: its runs read the landing folder, not \
                          this Kafka topic, and this page is about the course's pipeline. The \
-                         project's pages are Pipeline, Landing, Quality and Events; the Code page \
-                         switches the lab back to the course."
+                         project's pages are Pipeline, Landing, Quality, Reconciliation, Late rows \
+                         and Events; the Code page switches the lab back to the course."
                     </p>
                 })
             })}

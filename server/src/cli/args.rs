@@ -165,6 +165,9 @@ pub enum Command {
         /// With `--check-project`: also analyse its flows over the lab's tables.
         #[arg(long, requires = "check_project")]
         validate: bool,
+        /// With `--check-project`: instead, check every table of the project (PIPELINES §9).
+        #[arg(long, requires = "check_project", conflicts_with = "validate")]
+        full_check: bool,
     },
     /// Print a table's rows, sorted by its key (a pipeline's table: by all its columns).
     Table {

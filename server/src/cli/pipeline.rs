@@ -126,7 +126,11 @@ fn print_late(ledger: &app::model::LateLedger) {
         println!("no late rows: every row read so far was on time for its window");
     }
     for r in &ledger.rows {
-        let source = r.source.as_ref().map(|s| format!(", from {s}")).unwrap_or_default();
+        let source = r
+            .source
+            .as_ref()
+            .map(|s| format!(", from {s}"))
+            .unwrap_or_default();
         println!(
             "{} {}{source}: window [{}, {}) had closed, the watermark was {} when run {} read it",
             r.event_time,

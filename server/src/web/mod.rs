@@ -179,6 +179,7 @@ fn own_routes() -> Routes {
             .post(&at("/landing/example"), pipeline::land_example)
             .get(&at("/quality"), pipeline::quality)
             .get(&at("/late"), pipeline::late)
+            .get(&at("/pipeline/check"), pipeline::project_check)
             .get(&at("/topic"), teaching::topic)
             .get(&at("/whatif"), teaching::whatif)
             .post(&at("/consumers"), teaching::consume);

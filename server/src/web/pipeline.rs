@@ -6,9 +6,8 @@ use std::collections::HashMap;
 
 use app::api::{Access, ApiError, Backend};
 use app::model::{
-    LateLedger,
-    EventLog, Example, KeyHistory, LandedFile, PipelineKind, ProjectCode, ProjectGraph, Quality,
-    Validation,
+    EventLog, Example, KeyHistory, LandedFile, LateLedger, PipelineKind, ProjectCheck, ProjectCode,
+    ProjectGraph, Quality, Validation,
 };
 use axum::Json;
 use axum::body::Bytes;
@@ -275,6 +274,16 @@ pub async fn quality(
     ))
 }
 
+/// A project lab's check of every table, run in a child process (PIPELINES §9).
+pub async fn project_check(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Answer<ProjectCheck> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.project_check().await?))
+}
+
 /// `?table=hourly_sales` (every windowed table's without it).
 pub async fn late(
     State(state): State<AppState>,
@@ -283,7 +292,10 @@ pub async fn late(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer<LateLedger> {
     let lab = open(&state, &headers, &params, Access::Read).await?;
-    let table = query.get("table").map(String::as_str).filter(|t| !t.is_empty());
+    let table = query
+        .get("table")
+        .map(String::as_str)
+        .filter(|t| !t.is_empty());
     Ok(Json(lab.late(table).await?))
 }
 

@@ -8,8 +8,8 @@ use std::path::Path;
 use app::model::{CheckLine, FlowRun, FlowStatus, Verdict};
 
 use super::{Lab, LabError};
-use crate::engine::flow::{FlowContext, Refusal};
 use crate::engine::flow::Runner;
+use crate::engine::flow::{FlowContext, Refusal};
 use deltalake::kernel::Transaction;
 
 use crate::engine::declarative::check;

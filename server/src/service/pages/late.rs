@@ -27,7 +27,9 @@ pub async fn ledger(lab: &Lab, table: Option<&str>) -> Result<LateLedger, ApiErr
         for flow in &graph.flows {
             if let Some(plan) = &flow.query.window {
                 let minutes = plan.watermark.delay / 60_000_000;
-                ledger.tables.push((flow.target.clone(), delay_text(minutes)));
+                ledger
+                    .tables
+                    .push((flow.target.clone(), delay_text(minutes)));
             }
         }
     }
@@ -67,9 +69,13 @@ pub async fn ledger(lab: &Lab, table: Option<&str>) -> Result<LateLedger, ApiErr
         Some(t) => format!("WHERE \"table\" = '{}'", t.replace('\'', "''")),
         None => String::new(),
     };
-    let counted = tables::query(&ctx, LATE, &format!("SELECT count(*) AS n FROM late {only}"))
-        .await
-        .map_err(failed)?;
+    let counted = tables::query(
+        &ctx,
+        LATE,
+        &format!("SELECT count(*) AS n FROM late {only}"),
+    )
+    .await
+    .map_err(failed)?;
     let total = match counted.first().filter(|b| b.num_rows() > 0) {
         Some(b) => Columns::of(b, LATE)
             .primitive::<Int64Type>("n")
@@ -98,8 +104,12 @@ pub async fn ledger(lab: &Lab, table: Option<&str>) -> Result<LateLedger, ApiErr
             number("watermark")?,
             number("source_version")?,
         );
-        let (tables, flows, rows, sources) =
-            (text("table")?, text("flow")?, text("row")?, text("source_table")?);
+        let (tables, flows, rows, sources) = (
+            text("table")?,
+            text("flow")?,
+            text("row")?,
+            text("source_table")?,
+        );
         for i in 0..batch.num_rows() {
             let at = |a: &arrow::array::Int64Array| (!a.is_null(i)).then(|| a.value(i));
             ledger.rows.push(LateRow {
@@ -130,4 +140,25 @@ fn delay_text(minutes: i64) -> String {
         _ if minutes == 1 => "1 minute".into(),
         _ => format!("{minutes} minutes"),
     }
+}
+
+/// The version of every table in the lab's tables folder: what a project's check depends on.
+pub async fn tables_stamp(lab: &Lab) -> Result<Vec<(String, i64)>, ApiError> {
+    let mut out = vec![];
+    let root = lab.tables.root().to_path_buf();
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(out);
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join("_delta_log").is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    for name in names {
+        if let Some(table) = lab.tables.open_named(&name).await.map_err(failed)? {
+            out.push((name, tables::version(&table)));
+        }
+    }
+    Ok(out)
 }

@@ -6,6 +6,10 @@ use app::model::*;
 use chrono::Utc;
 
 use super::LabRunner;
+use super::reader::Asked;
+
+/// The name under which a lab keeps its project's last check, with the table versions it saw.
+const PROJECT_CHECK: &str = "project check";
 use crate::engine::course::check::{Check, Report, committed_report};
 use crate::engine::declarative::{example, key_history};
 use crate::engine::flow::Runner;
@@ -13,8 +17,8 @@ use crate::engine::flow::{FlowError, Refusal};
 use crate::engine::scenario::Scenario;
 use crate::service::error::{failed, refused};
 use crate::service::pages::{
-    consumers, freshness, hours, late, pipeline, produce, project_files, quality, runs, tables, topic,
-    whatif,
+    consumers, freshness, hours, late, pipeline, produce, project_files, quality, runs, tables,
+    topic, whatif,
 };
 
 #[async_trait::async_trait]
@@ -185,7 +189,12 @@ impl Backend for LabRunner {
         let handle = tokio::runtime::Handle::current();
         let read = tokio::task::spawn_blocking(move || {
             lab.save_project_file(&path, &text, |dir| {
-                handle.block_on(super::child::check_project(&lab, dir, &limits, true))
+                handle.block_on(super::child::check_project(
+                    &lab,
+                    dir,
+                    &limits,
+                    Asked::Validate,
+                ))
             })
         })
         .await
@@ -207,7 +216,7 @@ impl Backend for LabRunner {
             ));
         }
         let dir = self.lab.project_dir();
-        let read = super::child::check_project(&self.lab, &dir, &self.run_limits, true)
+        let read = super::child::check_project(&self.lab, &dir, &self.run_limits, Asked::Validate)
             .await
             .map_err(refused)?;
         read.validation
@@ -265,6 +274,32 @@ impl Backend for LabRunner {
 
     async fn quality(&self, run: Option<i64>, rule: Option<&str>) -> Result<Quality, ApiError> {
         quality::quality(&self.lab, run, rule).await
+    }
+
+    async fn project_check(&self) -> Result<ProjectCheck, ApiError> {
+        if self.lab.kind() != PipelineKind::Project {
+            return Ok(ProjectCheck::default());
+        }
+        // The learner's queries run again: in a child process, and once per state of the tables.
+        let stamp = late::tables_stamp(&self.lab).await?;
+        type Kept = (Vec<(String, i64)>, ProjectCheck);
+        if let Some(kept) = self.lab.tables.kept_state::<Kept>(PROJECT_CHECK, false)
+            && kept.0 == stamp
+        {
+            return Ok(kept.1.clone());
+        }
+        let dir = self.lab.project_dir();
+        let read = super::child::check_project(&self.lab, &dir, &self.run_limits, Asked::Check)
+            .await
+            .map_err(refused)?;
+        let checked = read.check.unwrap_or_default();
+        if checked.error.is_none() {
+            let kept: Kept = (stamp, checked.clone());
+            self.lab
+                .tables
+                .keep_state(PROJECT_CHECK, std::sync::Arc::new(kept));
+        }
+        Ok(checked)
     }
 
     async fn late(&self, table: Option<&str>) -> Result<LateLedger, ApiError> {

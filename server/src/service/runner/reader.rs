@@ -8,16 +8,32 @@ use app::model::{Unresolved, Validation};
 
 use super::worker::{sandboxed, say};
 use crate::config::Config;
+use crate::engine::declarative::check;
 use crate::engine::declarative::declared::validate;
 use crate::engine::declarative::graph::Graph;
 use crate::service::lab::Lab;
 use crate::service::lab::workspace::{WorkspaceError, read_project};
 
-/// What a child read: the project's graph and, when asked, what analysing its flows found.
+/// What a child read: the project's graph and, when asked, what analysing its flows found, or
+/// what checking its tables found.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Read {
     pub graph: Graph,
     pub validation: Option<Validation>,
+    #[serde(default)]
+    pub check: Option<app::model::ProjectCheck>,
+}
+
+/// What the parent asks of a child reading a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// The graph alone: no network, no tables.
+    Graph,
+    /// Its flows analysed over the lab's tables.
+    Validate,
+    /// Every table checked against its sources (the lab's broker reachable: a flow may read
+    /// Kafka).
+    Check,
 }
 
 /// What a child found reading a project, as it tells its parent: the error a save shows.
@@ -80,14 +96,20 @@ impl From<Found> for WorkspaceError {
 /// `validate_in`, analyses its flows over the lab's tables; says what it read or found.
 pub fn check_project(
     dir: std::path::PathBuf,
-    validate_in: Option<Config>,
+    asked: Asked,
+    config: Option<Config>,
 ) -> std::process::ExitCode {
-    // Reading a project needs no network at all.
-    sandboxed(&[]);
+    // Reading a project needs no network at all; its check, the lab's broker alone.
+    match (asked, &config) {
+        (Asked::Check, Some(config)) => sandboxed(&crate::process::sandbox::broker_ports(
+            &config.bootstrap_servers(),
+        )),
+        _ => sandboxed(&[]),
+    }
     let read = std::thread::Builder::new()
         .name("reckon-check".into())
         .stack_size(512 << 20)
-        .spawn(move || read(&dir, validate_in));
+        .spawn(move || read(&dir, asked, config));
     let read = match read {
         Ok(thread) => thread.join(),
         // Within limits too tight for its stack: said, not panicked (a panic's report may
@@ -113,24 +135,46 @@ pub fn check_project(
     std::process::ExitCode::SUCCESS
 }
 
-fn read(dir: &std::path::Path, validate_in: Option<Config>) -> Result<Read, WorkspaceError> {
+fn read(
+    dir: &std::path::Path,
+    asked: Asked,
+    config: Option<Config>,
+) -> Result<Read, WorkspaceError> {
     let graph = read_project(dir)?;
-    let Some(config) = validate_in else {
-        return Ok(Read {
-            graph,
-            validation: None,
-        });
+    let mut read = Read {
+        graph,
+        validation: None,
+        check: None,
+    };
+    let Some(config) = config.filter(|_| asked != Asked::Graph) else {
+        return Ok(read);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| WorkspaceError::Unreadable(format!("the check's runtime: {e}")))?;
     let lab = Lab::new(config).sharing(Default::default());
-    let validation = runtime.block_on(validate::validate(&lab.flows(), &graph));
-    Ok(Read {
-        validation: Some(described(validation)),
-        graph,
-    })
+    match asked {
+        Asked::Validate => {
+            let validation = runtime.block_on(validate::validate(&lab.flows(), &read.graph));
+            read.validation = Some(described(validation));
+        }
+        Asked::Check => {
+            let graph = &read.graph;
+            let checked = runtime.block_on(async {
+                let cx = lab.project_flows(graph).await.map_err(|e| e.to_string())?;
+                check::report(&cx, graph, check::Scope::Every)
+                    .await
+                    .map_err(|e| e.to_string())
+            });
+            read.check = Some(checked.unwrap_or_else(|error| app::model::ProjectCheck {
+                error: Some(error),
+                ..Default::default()
+            }));
+        }
+        Asked::Graph => {}
+    }
+    Ok(read)
 }
 
 /// What validating found, as pages show it.

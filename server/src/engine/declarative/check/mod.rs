@@ -13,22 +13,38 @@ pub use super::declared::cdc::check::Scope;
 
 use super::declared::cdc::check as cdc;
 
-use app::model::CheckLine;
+use app::model::{CheckLine, ProjectCheck};
 
 use super::graph::Graph;
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::FlowError;
 
-/// The check's lines for a project's tables, one per table it can check.
+/// The check's lines for a project's tables, one per table it can check (and window).
 pub async fn check(
     cx: &FlowContext,
     graph: &Graph,
     scope: Scope,
 ) -> Result<Vec<CheckLine>, FlowError> {
+    Ok(report(cx, graph, scope).await?.lines)
+}
+
+/// The check's lines, and each window of the windowed tables beside its recount.
+pub async fn report(
+    cx: &FlowContext,
+    graph: &Graph,
+    scope: Scope,
+) -> Result<ProjectCheck, FlowError> {
     let mut lines = streams::tables(cx, graph, scope).await?;
     lines.extend(cdc::targets(cx, graph, scope).await?);
+    let mut windows = vec![];
     if scope == Scope::Every {
-        lines.extend(windows::tables(cx, graph).await?);
+        let (l, w) = self::windows::tables(cx, graph).await?;
+        lines.extend(l);
+        windows = w;
     }
-    Ok(lines)
+    Ok(ProjectCheck {
+        lines,
+        windows,
+        error: None,
+    })
 }

@@ -25,7 +25,11 @@ pub async fn tables(
         if scope == Scope::LastRun && !dataset.properties.contains_key("reckon.dropDuplicates") {
             continue;
         }
-        let flows: Vec<_> = graph.flows.iter().filter(|f| f.target == dataset.name).collect();
+        let flows: Vec<_> = graph
+            .flows
+            .iter()
+            .filter(|f| f.target == dataset.name)
+            .collect();
         let [flow] = flows.as_slice() else {
             if flows.len() > 1 {
                 lines.push(CheckLine::says(

@@ -4,7 +4,7 @@
 //! (counted twice, missing, written from nothing or twice); `waiting` (not written yet, with the
 //! event time that closes it).
 
-use app::model::{CheckLine, Verdict};
+use app::model::{CheckLine, Verdict, WindowCheck};
 use chrono::{DateTime, Utc};
 
 use crate::engine::declarative::declared::windowed::recount::{self, Recount, Window};
@@ -15,22 +15,28 @@ use crate::engine::flow::{FlowContext, FlowError};
 /// How many rows a line names at most.
 const NAMED: usize = 3;
 
-/// The lines of every windowed table of `graph`.
-pub async fn tables(cx: &FlowContext, graph: &Graph) -> Result<Vec<CheckLine>, FlowError> {
-    let mut lines = vec![];
+/// The lines of every windowed table of `graph`, and its windows as the page shows them.
+pub async fn tables(
+    cx: &FlowContext,
+    graph: &Graph,
+) -> Result<(Vec<CheckLine>, Vec<WindowCheck>), FlowError> {
+    let (mut lines, mut windows) = (vec![], vec![]);
     for flow in &graph.flows {
         let Some(plan) = &flow.query.window else {
             continue;
         };
         if let Some(recount) = recount::recount(cx, graph, flow, plan).await? {
-            lines.extend(self::lines(&recount));
+            let (l, w) = self::lines(&recount);
+            lines.extend(l);
+            windows.extend(w);
         }
     }
-    Ok(lines)
+    Ok((lines, windows))
 }
 
-/// One table's lines: a note on events sent more than once, then its windows in order.
-pub fn lines(r: &Recount) -> Vec<CheckLine> {
+/// One table's lines: a note on events sent more than once, then its windows in order; and
+/// each window beside its recount.
+pub fn lines(r: &Recount) -> (Vec<CheckLine>, Vec<WindowCheck>) {
     let mut out = vec![];
     if r.repeats > 0 {
         out.push(CheckLine::says(
@@ -53,6 +59,15 @@ pub fn lines(r: &Recount) -> Vec<CheckLine> {
             false => t.format("%Y-%m-%d %H:%M").to_string(),
         }
     };
+    let mut windows = vec![];
+    let shown = |values: &[String]| {
+        r.columns
+            .iter()
+            .zip(values)
+            .map(|(c, v)| format!("{c} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for w in &r.windows {
         let mut label = format!("{} {}", r.table, at(w.start));
         for key in &w.keys {
@@ -60,11 +75,28 @@ pub fn lines(r: &Recount) -> Vec<CheckLine> {
             label.push_str(key);
         }
         let (verdict, text) = verdict(r, w, &label, &at);
+        windows.push(WindowCheck {
+            table: r.table.clone(),
+            start: format_micros(w.start),
+            keys: w.keys.clone(),
+            said: match w.written.as_slice() {
+                [] => None,
+                rows => Some(rows.iter().map(|v| shown(v)).collect::<Vec<_>>().join("; ")),
+            },
+            events: w.all.as_deref().map(shown),
+            verdict,
+            why: text
+                .strip_prefix(label.as_str())
+                .unwrap_or(&text)
+                .trim_start_matches(':')
+                .trim()
+                .to_string(),
+        });
         let mut line = CheckLine::says(verdict, text);
         line.hour = Some(format_micros(w.start));
         out.push(line);
     }
-    out
+    (out, windows)
 }
 
 fn verdict(r: &Recount, w: &Window, label: &str, at: &dyn Fn(i64) -> String) -> (Verdict, String) {
@@ -97,7 +129,10 @@ fn verdict(r: &Recount, w: &Window, label: &str, at: &dyn Fn(i64) -> String) -> 
             if w.on_time.as_ref() == Some(one) && !(w.late.is_empty() && w.dropped.is_empty()) {
                 return (
                     Verdict::Late,
-                    format!("{label} counted {counted}; the events say {say}: {}", explained(w)),
+                    format!(
+                        "{label} counted {counted}; the events say {say}: {}",
+                        explained(w)
+                    ),
                 );
             }
             let more = r.count.is_some_and(|c| number(&one[c]) > number(&all[c]));
@@ -180,7 +215,12 @@ fn explained(w: &Window) -> String {
 
 /// Up to [`NAMED`] rows, and how many more.
 fn named(rows: &[String]) -> String {
-    let mut text = rows.iter().take(NAMED).cloned().collect::<Vec<_>>().join("; ");
+    let mut text = rows
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
     if rows.len() > NAMED {
         text.push_str(&format!(" and {} more", rows.len() - NAMED));
     }

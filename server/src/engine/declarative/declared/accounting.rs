@@ -127,9 +127,9 @@ pub async fn account(
     };
     let held_keys = row_keys(held.columns(), target)?;
     out.unsourced = named(&extra, |i| {
-        let version = versions
-            .get(&held_keys[i])
-            .map_or(String::new(), |v| format!(" (added in {target} version {v})"));
+        let version = versions.get(&held_keys[i]).map_or(String::new(), |v| {
+            format!(" (added in {target} version {v})")
+        });
         Ok(format!("{}{version}", described(&row_json(&held, i)?)))
     })?;
     // What `_quarantine` holds for this flow, against what the rules kept out.
@@ -190,7 +190,11 @@ fn named(
     rows: &[usize],
     name: impl Fn(usize) -> Result<String, FlowError>,
 ) -> Result<(Vec<String>, u64), FlowError> {
-    let names = rows.iter().take(NAMED).map(|&i| name(i)).collect::<Result<_, _>>()?;
+    let names = rows
+        .iter()
+        .take(NAMED)
+        .map(|&i| name(i))
+        .collect::<Result<_, _>>()?;
     Ok((names, rows.len() as u64))
 }
 

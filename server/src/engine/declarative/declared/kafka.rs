@@ -44,7 +44,9 @@ pub fn read_so_far(
     let asked: Vec<(i32, Option<i64>)> = stored.keys().map(|p| (*p, None)).collect();
     let mut ranges = kafka_source::ranges(kafka, &lab_topic, &asked)?;
     for range in &mut ranges {
-        range.end = range.end.min(stored.get(&range.partition).map_or(0, |s| s + 1));
+        range.end = range
+            .end
+            .min(stored.get(&range.partition).map_or(0, |s| s + 1));
     }
     let rows = kafka_source::messages(kafka, &lab_topic, topic, &ranges)?;
     Ok(KafkaRead {

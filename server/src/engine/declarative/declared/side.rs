@@ -124,7 +124,11 @@ async fn held(
 }
 
 /// `rows` less one of each row that `held` holds.
-fn without(rows: &RecordBatch, held: &[RecordBatch], side: &Side) -> Result<RecordBatch, FlowError> {
+fn without(
+    rows: &RecordBatch,
+    held: &[RecordBatch],
+    side: &Side,
+) -> Result<RecordBatch, FlowError> {
     let mut counts: HashMap<String, usize> = HashMap::new();
     for batch in held {
         for key in keys(batch, side)? {

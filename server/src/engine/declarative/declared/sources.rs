@@ -227,12 +227,13 @@ pub async fn register(
                     // The table as the last commit read it.
                     let mut table = table;
                     if let Some(seen) = last.filter(|v| *v < current) {
-                        table.load_version(seen.max(0) as u64).await.map_err(|source| {
-                            TableError::Delta {
+                        table
+                            .load_version(seen.max(0) as u64)
+                            .await
+                            .map_err(|source| TableError::Delta {
                                 table: name.clone(),
                                 source,
-                            }
-                        })?;
+                            })?;
                     }
                     tables::register(ctx, &table, read.name.as_str()).await?;
                     continue;

@@ -11,24 +11,26 @@ use crate::config::RunLimits;
 use crate::service::lab::Lab;
 use crate::service::lab::reading::ReadProject;
 use crate::service::lab::workspace::WorkspaceError;
-use crate::service::runner::reader::{Found, Read};
+use crate::service::runner::reader::{Asked, Found, Read};
 
 /// The most a project's check may take.
 const CHECK_WALL: Duration = Duration::from_secs(60);
 
 /// Reads the project in `dir` into a graph in a child process within `limits` ([`CHECK_WALL`]
-/// at most) and, with `validate`, analyses its flows over the lab's tables: what it read, or
-/// what it found wrong as a save answers it.
+/// at most) and, as `asked`, analyses its flows or checks its tables over the lab's tables: what
+/// it read, or what it found wrong as a save answers it.
 pub async fn check_project(
     lab: &Lab,
     dir: &Path,
     limits: &RunLimits,
-    validate: bool,
+    asked: Asked,
 ) -> Result<Read, WorkspaceError> {
     let unreadable = |why: String| WorkspaceError::Unreadable(why);
     let mut args = vec!["--check-project".as_ref(), dir.as_os_str()];
-    if validate {
-        args.push("--validate".as_ref());
+    match asked {
+        Asked::Graph => {}
+        Asked::Validate => args.push("--validate".as_ref()),
+        Asked::Check => args.push("--full-check".as_ref()),
     }
     let mut process =
         Process::start_with(lab, limits, &args).map_err(|e| unreadable(e.to_string()))?;
@@ -69,7 +71,7 @@ pub async fn check_project(
 pub fn reader(limits: RunLimits) -> ReadProject {
     Arc::new(move |lab, dir| {
         Box::pin(async move {
-            check_project(&lab, &dir, &limits, false)
+            check_project(&lab, &dir, &limits, Asked::Graph)
                 .await
                 .map(|read| read.graph)
         })

@@ -49,7 +49,6 @@ pub fn shape(plan: &WindowPlan, dedup: &[String]) -> Shape {
     }
 }
 
-
 /// What one run of a windowed flow did.
 pub struct Windowed {
     pub rows: RecordBatch,
@@ -97,7 +96,13 @@ pub async fn process(
         }
     }
     let hidden = plan.hidden(dedup);
-    let late_rows = late::rows(&batches, hidden, &late, (plan.width, state.watermark), origin)?;
+    let late_rows = late::rows(
+        &batches,
+        hidden,
+        &late,
+        (plan.width, state.watermark),
+        origin,
+    )?;
     event.figures.watermark_before = state.watermark.map(format_micros);
     let (state, closed) = running.finish();
     event.figures.watermark_after = state.watermark.map(format_micros);
@@ -141,7 +146,6 @@ fn described(shape: &Shape) -> String {
         }
     )
 }
-
 
 /// Where a windowed flow's windows stand as its table's last commit left them.
 #[derive(Debug, Clone)]

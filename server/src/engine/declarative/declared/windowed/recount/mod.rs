@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-
 mod events;
 mod reading;
 
@@ -63,7 +62,6 @@ pub struct Recount {
     pub rows: usize,
     pub repeats: usize,
 }
-
 
 /// The recount of `flow`, or `None` before its table's first commit.
 pub async fn recount(
@@ -255,4 +253,3 @@ impl Group {
         accs
     }
 }
-

@@ -39,7 +39,9 @@ fn aggregate_texts(
         .iter()
         .filter(|(_, o)| matches!(o, Output::Aggregate(_)))
     {
-        let column = batch.column_by_name(name).ok_or_else(|| missing(target, name))?;
+        let column = batch
+            .column_by_name(name)
+            .ok_or_else(|| missing(target, name))?;
         let shown = ArrayFormatter::try_new(column.as_ref(), &options).map_err(|source| {
             TableError::Arrow {
                 table: target.to_string(),
@@ -86,7 +88,9 @@ pub async fn stored(
         let mut keys = vec![None; plan.keys.len()];
         for (name, output) in &plan.outputs {
             let column = || -> Result<_, FlowError> {
-                let c = batch.column_by_name(name).ok_or_else(|| missing(target, name))?;
+                let c = batch
+                    .column_by_name(name)
+                    .ok_or_else(|| missing(target, name))?;
                 canonical(c)
             };
             match output {
