@@ -9,4 +9,5 @@ pub mod files;
 pub mod graph;
 pub mod key_history;
 pub mod parse;
+pub mod python;
 pub mod sql;

@@ -143,6 +143,7 @@ pub async fn register(
                 schema: ddl,
             } => {
                 let landed = files::list(&cx.data_dir, path, cx.landing_only)?;
+                let landed = files::of_format(landed, *format);
                 let mut new = vec![];
                 for file in landed {
                     if out.reading == Reading::SoFar && read.stream {

@@ -33,6 +33,30 @@ pub struct Landed {
     pub stamp: Stamp,
 }
 
+/// The files of `landed` a reader of `format` reads: a file named as another format's
+/// (`.json`, `.jsonl`, `.csv`, `.parquet`) is not one of its files (a folder read whole, as the
+/// course's `/Volumes/.../landing/`, may hold both tickets in Parquet and accounts in JSON).
+pub fn of_format(landed: Vec<Landed>, format: crate::engine::declarative::sql::Format) -> Vec<Landed> {
+    use crate::engine::declarative::sql::Format;
+    let own: &[&str] = match format {
+        Format::Json => &["json", "jsonl"],
+        Format::Csv => &["csv"],
+        Format::Parquet => &["parquet"],
+    };
+    landed
+        .into_iter()
+        .filter(|file| {
+            let extension = std::path::Path::new(&file.path)
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase());
+            match extension.as_deref() {
+                Some(e @ ("json" | "jsonl" | "csv" | "parquet")) => own.contains(&e),
+                _ => true,
+            }
+        })
+        .collect()
+}
+
 fn refused(path: &str, detail: impl Into<String>) -> FlowError {
     FlowError::File {
         path: path.to_string(),

@@ -72,13 +72,13 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
                 let entries =
                     std::fs::read_dir(&path).map_err(|e| file_error(&path, e.to_string()))?;
                 folders.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
-            } else if path.extension().is_some_and(|e| e == "sql") {
+            } else if path.extension().is_some_and(|e| e == "sql" || e == "py") {
                 files.insert(path);
             }
         }
     }
     if files.is_empty() {
-        return Err(file_error(&yml, "its libraries name no .sql file".into()));
+        return Err(file_error(&yml, "its libraries name no .sql or .py file".into()));
     }
     let mut statements = vec![];
     for path in files {
@@ -88,7 +88,10 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
             .unwrap_or(&path)
             .display()
             .to_string();
-        statements.extend(parse::statements(&shown, &text)?);
+        match path.extension().is_some_and(|e| e == "py") {
+            true => statements.extend(crate::engine::declarative::python::statements(&shown, &text)?),
+            false => statements.extend(parse::statements(&shown, &text)?),
+        }
     }
     let final_after_days = match spec.configuration.get("reckon.finalAfterDays") {
         None => None,

@@ -1,0 +1,302 @@
+//! Column expressions of the DataFrame API as SQL: `F.col("a")`, `"a"` where a column is meant,
+//! `F.lit(1)`, `F.expr("a + 1")`, `F.to_date("created_at")`, `F.count("*")`, operators,
+//! `.alias(...)`, `.cast(...)`; and the constants a file defines.
+
+use std::collections::BTreeMap;
+
+use tree_sitter::Node;
+
+use super::Source;
+use crate::engine::declarative::parse::ParseError;
+
+/// The `F.` functions that are SQL functions of the same name and meaning.
+const FUNCTIONS: [&str; 30] = [
+    "to_date",
+    "to_timestamp",
+    "date_trunc",
+    "year",
+    "month",
+    "dayofmonth",
+    "hour",
+    "upper",
+    "lower",
+    "trim",
+    "length",
+    "coalesce",
+    "concat",
+    "abs",
+    "round",
+    "floor",
+    "ceil",
+    "count",
+    "count_if",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "mean",
+    "current_timestamp",
+    "current_date",
+    "from_json",
+    "window",
+    "when",
+    "datediff",
+];
+
+/// A literal's or a named constant's value: a string's text, a number as written.
+pub fn constant(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
+    match node.kind() {
+        "string" => string(source, node),
+        "concatenated_string" => {
+            let mut out = String::new();
+            let mut cursor = node.walk();
+            for part in node.named_children(&mut cursor) {
+                out.push_str(&string(source, part)?);
+            }
+            Ok(out)
+        }
+        "integer" | "float" => Ok(source.text(node).to_string()),
+        "identifier" => constants.get(source.text(node)).cloned().ok_or_else(|| {
+            source.error(
+                node,
+                format!(
+                    "{} is not a constant this file defines (NAME = \"text\" above it)",
+                    source.text(node)
+                ),
+            )
+        }),
+        _ => Err(source.error(node, "a text or a number is expected here".into())),
+    }
+}
+
+/// A string literal's text (no f-strings, no byte strings).
+fn string(source: Source, node: Node) -> Result<String, ParseError> {
+    let raw = source.text(node);
+    let prefix: String = raw.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    if prefix.to_ascii_lowercase().contains(['f', 'b']) {
+        return Err(source.error(
+            node,
+            "f-strings and byte strings are not followed: write the text, or a constant".into(),
+        ));
+    }
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    for part in node.named_children(&mut cursor) {
+        match part.kind() {
+            "string_content" => out.push_str(source.text(part)),
+            "escape_sequence" => out.push_str(match source.text(part) {
+                "\\n" => "\n",
+                "\\t" => "\t",
+                "\\\\" => "\\",
+                "\\'" => "'",
+                "\\\"" => "\"",
+                other => other,
+            }),
+            "string_start" | "string_end" => {}
+            other => {
+                return Err(source.error(part, format!("a {other} in a string is not followed")));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `text` as a SQL string literal.
+pub fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A column's name as SQL: a plain name as it is, any other in backquotes.
+pub fn name(source: Source, node: Node, text: &str) -> Result<String, ParseError> {
+    let plain = text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match (plain, text == "*") {
+        (_, true) => Ok("*".into()),
+        (true, _) => Ok(text.to_string()),
+        _ if !text.contains('`') => Ok(format!("`{text}`")),
+        _ => Err(source.error(node, format!("the column name {text:?} cannot be written"))),
+    }
+}
+
+/// A column expression as SQL. A bare string names a column (as the `F.` functions read it).
+pub fn column(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
+    match node.kind() {
+        "string" | "concatenated_string" | "identifier" => {
+            let text = constant(source, node, constants)?;
+            name(source, node, &text)
+        }
+        "integer" | "float" => Ok(source.text(node).to_string()),
+        "true" => Ok("TRUE".into()),
+        "false" => Ok("FALSE".into()),
+        "none" => Ok("NULL".into()),
+        "parenthesized_expression" => match node.named_child(0) {
+            Some(inner) => Ok(format!("({})", column(source, inner, constants)?)),
+            None => Err(source.error(node, "an empty expression".into())),
+        },
+        "comparison_operator" | "binary_operator" | "boolean_operator" => {
+            operator(source, node, constants)
+        }
+        "unary_operator" | "not_operator" => {
+            let operand = node
+                .child_by_field_name("argument")
+                .or_else(|| node.named_child(0))
+                .ok_or_else(|| source.error(node, "an operator without an operand".into()))?;
+            let inner = column(source, operand, constants)?;
+            match source.text(node).trim_start().chars().next() {
+                Some('~') | Some('n') => Ok(format!("NOT ({inner})")),
+                Some('-') => Ok(format!("-({inner})")),
+                _ => Err(source.error(node, "use ~ for NOT, or - for a negative".into())),
+            }
+        }
+        "call" => call(source, node, constants),
+        _ => Err(source.error(
+            node,
+            format!(
+                "{:?} is not a column expression Reckon follows: F.col, F.lit, F.expr, the F. \
+                 functions, operators, .alias and .cast are",
+                source.text(node)
+            ),
+        )),
+    }
+}
+
+fn operator(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.children(&mut cursor).collect();
+    let [left, op, right] = children.as_slice() else {
+        return Err(source.error(node, "a chained comparison is not followed: use &".into()));
+    };
+    let sql = match source.text(*op) {
+        "==" => "=",
+        "!=" => "<>",
+        "&" | "and" => "AND",
+        "|" | "or" => "OR",
+        op @ ("<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%") => op,
+        other => return Err(source.error(*op, format!("the operator {other} is not followed"))),
+    };
+    Ok(format!(
+        "{} {sql} {}",
+        column(source, *left, constants)?,
+        column(source, *right, constants)?
+    ))
+}
+
+/// The arguments of a call, positional only.
+pub fn arguments<'t>(source: Source, call: Node<'t>) -> Result<Vec<Node<'t>>, ParseError> {
+    let Some(list) = call.child_by_field_name("arguments") else {
+        return Ok(vec![]);
+    };
+    let mut cursor = list.walk();
+    let args: Vec<Node> = list
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() != "comment")
+        .collect();
+    if let Some(splat) = args
+        .iter()
+        .find(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
+    {
+        return Err(source.error(*splat, "*args and **kwargs are not followed".into()));
+    }
+    Ok(args)
+}
+
+fn call(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
+    let function = node
+        .child_by_field_name("function")
+        .ok_or_else(|| source.error(node, "a call without a function".into()))?;
+    let args = arguments(source, node)?;
+    if function.kind() != "attribute" {
+        return Err(source.error(function, "call the F. functions as F.name(...)".into()));
+    }
+    let (object, method) = (
+        function.child_by_field_name("object").expect("an attribute has an object"),
+        function.child_by_field_name("attribute").expect("an attribute has a name"),
+    );
+    let method_name = source.text(method);
+    let one = |what: &str| -> Result<Node, ParseError> {
+        match args.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(source.error(node, format!("{method_name} takes {what}"))),
+        }
+    };
+    // A column's own methods.
+    if source.text(object) != "F" {
+        let on = column(source, object, constants)?;
+        return match method_name {
+            "alias" | "name" => {
+                let alias = constant(source, one("one name")?, constants)?;
+                Ok(format!("{on} AS {}", name(source, method, &alias)?))
+            }
+            "cast" | "astype" => {
+                let to = constant(source, one("one type")?, constants)?;
+                Ok(format!("CAST({on} AS {to})"))
+            }
+            "isNull" => Ok(format!("{on} IS NULL")),
+            "isNotNull" => Ok(format!("{on} IS NOT NULL")),
+            "isin" => {
+                let values = args
+                    .iter()
+                    .map(|a| literal(source, *a, constants))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(format!("{on} IN ({})", values.join(", ")))
+            }
+            other => Err(source.error(
+                method,
+                format!("the column method {other} is not followed: alias, cast, isNull, isNotNull and isin are"),
+            )),
+        };
+    }
+    match method_name {
+        "col" | "column" => column(source, one("one column name")?, constants),
+        "lit" => literal(source, one("one value")?, constants),
+        "expr" => constant(source, one("one SQL expression")?, constants),
+        "count" if args.len() == 1 && source.text(args[0]).trim_matches(['"', '\'']) == "*" => {
+            Ok("count(*)".into())
+        }
+        f if FUNCTIONS.contains(&f) => {
+            let inner = args
+                .iter()
+                .map(|a| column(source, *a, constants))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(format!("{f}({})", inner.join(", ")))
+        }
+        other => Err(source.error(
+            method,
+            format!(
+                "F.{other} is not followed; the F. functions Reckon reads are col, lit, expr, {}",
+                FUNCTIONS.join(", ")
+            ),
+        )),
+    }
+}
+
+/// A Python literal as a SQL value.
+fn literal(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
+    match node.kind() {
+        "integer" | "float" => Ok(source.text(node).to_string()),
+        "true" => Ok("TRUE".into()),
+        "false" => Ok("FALSE".into()),
+        "none" => Ok("NULL".into()),
+        _ => Ok(quoted(&constant(source, node, constants)?)),
+    }
+}
