@@ -9,6 +9,7 @@ mod common;
 mod definitions;
 mod kafka;
 mod loading;
+mod python;
 mod reruns;
 mod shop;
 mod windows;

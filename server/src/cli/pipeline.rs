@@ -72,6 +72,9 @@ pub enum PipelineCommand {
         dir: PathBuf,
         #[arg(long, default_value = "json")]
         format: String,
+        /// `support` in the course's own Python (the guided lab as printed, reading Parquet).
+        #[arg(long)]
+        python: bool,
     },
     /// Land the support example's daily ticket and account files in <data>/landing/.
     Land {
@@ -382,9 +385,11 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             name,
             dir,
             format: f,
+            python,
         } => {
             match name.as_str() {
                 "shop" => example::shop::write_project(&dir, &lab.config.topic_named())?,
+                "support" if python => example::python::write_project(&dir)?,
                 _ => {
                     support(&name)?;
                     example::write_project(&dir, format(&f)?)?;

@@ -4,6 +4,7 @@
 //! Account changes (`accounts.rs`) land beside the tickets for the AUTO CDC challenge.
 
 pub mod accounts;
+pub mod python;
 pub mod shop;
 
 use std::path::Path;
@@ -119,11 +120,16 @@ pub fn sql(format: Format, accounts: bool) -> String {
 
 /// Writes a project named `support` whose one SQL file holds `sql`.
 pub fn write_sql(dir: &Path, sql: &str) -> Result<(), ExampleError> {
+    write_code(dir, "support.sql", sql)
+}
+
+/// Writes `spark-pipeline.yml` (every file under `transformations/`) and `transformations/FILE`.
+pub fn write_code(dir: &Path, file: &str, text: &str) -> Result<(), ExampleError> {
     let yml = "name: support\nlibraries:\n  - glob:\n      include: transformations/**\n";
     let code = dir.join("transformations");
     std::fs::create_dir_all(&code).map_err(|e| failed(&code, e))?;
     std::fs::write(dir.join("spark-pipeline.yml"), yml).map_err(|e| failed(dir, e))?;
-    std::fs::write(code.join("support.sql"), sql).map_err(|e| failed(&code, e))?;
+    std::fs::write(code.join(file), text).map_err(|e| failed(&code, e))?;
     Ok(())
 }
 

@@ -1,0 +1,164 @@
+//! The course's Python, read and never run (issue "The course's Python runs as written"): the
+//! guided lab's code as printed (`reckon pipeline example support --python`) loads the same
+//! tickets as the SQL example, in any batching of the days, and its tables hold the same rows;
+//! Python beside SQL in one project; code outside the subset refused at its file, line and
+//! column, saying what is supported; a deep expression refused before any walk of it.
+
+use super::*;
+
+/// A table's rows on `columns`, sorted.
+fn rows(lab: &TestLab, table: &str, columns: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = lab
+        .table(table)
+        .iter()
+        .map(|r| {
+            columns
+                .iter()
+                .map(|c| r[*c].to_string())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_guided_labs_python_as_printed_loads_what_the_sql_example_loads_in_any_batching() {
+    let (python, sql) = (TestLab::new("python-support"), TestLab::new("python-sql"));
+    let py_dir = python.data().join("support");
+    python.ok(&["pipeline", "example", "support", "--python", py_dir.to_str().unwrap()]);
+    let text = std::fs::read_to_string(py_dir.join("transformations/support.py")).unwrap();
+    assert!(text.contains(".load(\"/Volumes/workspace/support/landing/\"))"), "{text}");
+    let sql_dir = sql.data().join("support");
+    sql.ok(&["pipeline", "example", "support", "--format", "parquet", sql_dir.to_str().unwrap()]);
+    // The Python lab in one batch a day, the SQL lab in two runs.
+    for days in ["1-1", "2-2", "3-3", "4-4"] {
+        python.ok(&["pipeline", "land", "support", "--format", "parquet", "--days", days]);
+        python.ok(&["pipeline", "run", py_dir.to_str().unwrap()]);
+    }
+    for days in ["1-2", "3-4"] {
+        sql.ok(&["pipeline", "land", "support", "--format", "parquet", "--days", days]);
+        sql.ok(&["pipeline", "run", sql_dir.to_str().unwrap()]);
+    }
+    let ticket = ["ticket_id", "account_id", "created_at", "status", "first_response_s", "ticket_date"];
+    let silver = rows(&python, "silver_tickets", &ticket);
+    assert!(silver.len() > 1000, "{}", silver.len());
+    assert_eq!(silver, rows(&sql, "silver_tickets", &ticket));
+    let gold = ["ticket_date", "account_id", "status", "count"];
+    assert_eq!(
+        rows(&python, "gold_daily_account_status", &gold),
+        rows(&sql, "gold_daily_account_status", &gold)
+    );
+    // The second run read only the new day's file.
+    let events = events(&python, "2");
+    let bronze = event(&events, "bronze_tickets");
+    assert_eq!(bronze["files"].as_array().unwrap().len(), 1, "{bronze}");
+    let out = python.reckon(&["pipeline", "check", py_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+/// A project with `code` as `transformations/t.py` (and `sql`, when given, as `t.sql`).
+fn python_project(lab: &TestLab, code: &str, sql: Option<&str>) -> String {
+    let dir = lab.data().join("p");
+    std::fs::create_dir_all(dir.join("transformations")).unwrap();
+    std::fs::write(
+        dir.join("spark-pipeline.yml"),
+        "name: p\nlibraries:\n  - glob:\n      include: transformations/**\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("transformations/t.py"), code).unwrap();
+    if let Some(sql) = sql {
+        std::fs::write(dir.join("transformations/t.sql"), sql).unwrap();
+    }
+    dir.display().to_string()
+}
+
+#[test]
+fn python_beside_sql_with_constants_filters_and_aggregates() {
+    let lab = TestLab::new("python-mixed");
+    let code = r#"
+from pyspark import pipelines as dp
+from pyspark.sql import functions as F
+
+LANDING = "landing/sales"
+
+@dp.table(name="sales_clean")
+@dp.expect_all_or_drop({"has_region": "region IS NOT NULL"})
+def clean():
+    return (spark.readStream.format("json").schema("region STRING, qty BIGINT").load(LANDING)
+            .where(F.col("qty") > 0)
+            .select("region", (F.col("qty") * 2).alias("double_qty")))
+
+@dp.materialized_view
+def by_region():
+    return (spark.read.table("sales_clean")
+            .groupBy("region")
+            .agg(F.sum("double_qty").alias("total"), F.count("*").alias("n")))
+"#;
+    let sql = "CREATE MATERIALIZED VIEW biggest AS SELECT max(total) AS most FROM by_region;";
+    let project = python_project(&lab, code, Some(sql));
+    let landing = lab.data().join("landing/sales");
+    std::fs::create_dir_all(&landing).unwrap();
+    std::fs::write(
+        landing.join("1.json"),
+        "{\"region\": \"north\", \"qty\": 2}\n{\"region\": \"north\", \"qty\": 0}\n{\"region\": null, \"qty\": 5}\n{\"region\": \"south\", \"qty\": 1}\n",
+    )
+    .unwrap();
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(
+        rows(&lab, "by_region", &["region", "total", "n"]),
+        vec!["\"north\"|4|1", "\"south\"|2|1"]
+    );
+    assert_eq!(rows(&lab, "biggest", &["most"]), vec!["4"]);
+    let quarantined = lab.table("_quarantine");
+    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
+    assert_eq!(quarantined[0]["rules"], "has_region");
+}
+
+#[test]
+fn python_outside_the_subset_is_refused_at_its_line_and_column() {
+    let lab = TestLab::new("python-refused");
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    for x in range(3):\n        pass\n    return spark.read.table(\"a\")\n",
+            "t.py:5:5",
+            "cannot follow loops",
+        ),
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.sql(\"SELECT 1\")\n",
+            "t.py:5:12",
+            "is not followed",
+        ),
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.read.table(\"a\").pivot(\"x\")\n",
+            "t.py:5:12",
+            "withColumn",
+        ),
+        (
+            "import os\nos.system(\"rm -rf /\")\n",
+            "t.py:2:1",
+            "only constants",
+        ),
+        ("def t(:\n", "t.py:1:", "not valid Python"),
+    ];
+    for (code, place, says) in cases {
+        let project = python_project(&lab, code, None);
+        let out = lab.reckon(&["pipeline", "validate", &project]);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{code}\n{said}");
+        assert!(said.contains(place), "{code}\nwanted {place}: {said}");
+        assert!(said.contains(says), "{code}\nwanted {says}: {said}");
+    }
+    // A hostile depth is refused before any walk of the tree.
+    let deep = format!(
+        "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.read.table(\"a\").where({}1{})\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    let project = python_project(&lab, &deep, None);
+    let out = lab.reckon(&["pipeline", "validate", &project]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("nests deeper than"), "{said}");
+}
