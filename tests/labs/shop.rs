@@ -85,3 +85,42 @@ async fn a_lab_started_from_module_9_in_sql_reads_its_own_topic_and_closes_the_s
         "{said}"
     );
 }
+
+/// Week 14 in the course's Python, started from the code page's button (the API here): the
+/// landing page's example days land as Parquet, which the guided lab's code reads from the
+/// volume's root; a run loads them and Reconciliation's check adds up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lab_started_from_the_courses_python_lands_parquet_and_loads_it() {
+    let server = Server::new("pythonlab").await;
+    let cal = server.create_lab("cal").await;
+    let code = server
+        .ok(
+            "POST",
+            "/api/labs/cal/pipeline/example?example=support_python",
+            &cal,
+            json!({}),
+        )
+        .await;
+    assert!(code["files"].to_string().contains("support.py"), "{code}");
+    let landed = server
+        .ok(
+            "POST",
+            "/api/labs/cal/landing/example",
+            &cal,
+            json!({"days": "1-2"}),
+        )
+        .await;
+    assert!(landed.to_string().contains(".parquet"), "{landed}");
+    server.run("cal", &cal).await;
+    let silver = server
+        .lab
+        .ok(&["--lab", "cal", "table", "silver_tickets", "--json"]);
+    assert!(silver.lines().count() > 500, "{}", silver.lines().count());
+    let check = server
+        .ok("GET", "/api/labs/cal/pipeline/check", &cal, json!({}))
+        .await;
+    assert!(check["error"].is_null(), "{check}");
+    let text = check["lines"].to_string();
+    assert!(text.contains("silver_tickets:"), "{check}");
+    assert!(!text.contains("problem"), "{check}");
+}

@@ -50,8 +50,8 @@ pub async fn validate_project(lab: String, csrf: Option<String>) -> Result<Valid
     guarded(async move { open(&lab, Access::Write, &csrf).await?.validate().await }).await
 }
 
-/// Switches the lab's pipeline: `to` is `project` (week 14's example), `shop` (module 9 in SQL)
-/// or `course`.
+/// Switches the lab's pipeline: `to` is `project` (week 14's example), `python` (week 14 in the
+/// course's Python), `shop` (module 9 in SQL) or `course`.
 #[server(prefix = "/fn", endpoint = "switch_pipeline")]
 pub async fn switch_pipeline(
     lab: String,
@@ -64,10 +64,14 @@ pub async fn switch_pipeline(
         match to.as_str() {
             "project" => lab.start_example(Example::Support, ticked(&confirm)).await,
             "shop" => lab.start_example(Example::Shop, ticked(&confirm)).await,
+            "python" => {
+                lab.start_example(Example::SupportPython, ticked(&confirm))
+                    .await
+            }
             "course" => lab.use_course(ticked(&confirm)).await,
             other => Err(ApiError::field(
                 "to",
-                format!("project, shop or course, not {other:?}"),
+                format!("project, python, shop or course, not {other:?}"),
             )),
         }
     })

@@ -65,6 +65,8 @@ pub enum Example {
     Support,
     /// Module 9 written in SQL: the shop's orders from the lab's topic.
     Shop,
+    /// Week 14's guided lab in the course's own Python, as printed (reading Parquet).
+    SupportPython,
 }
 
 impl Example {
@@ -72,15 +74,17 @@ impl Example {
         match self {
             Example::Support => "support",
             Example::Shop => "shop",
+            Example::SupportPython => "support_python",
         }
     }
 
-    /// `support` or `shop`, or why not.
+    /// `support`, `support_python` or `shop`, or why not.
     pub fn parse(text: &str) -> Result<Self, String> {
         match text {
             "support" | "" => Ok(Example::Support),
             "shop" => Ok(Example::Shop),
-            other => Err(format!("support or shop, not {other:?}")),
+            "support_python" => Ok(Example::SupportPython),
+            other => Err(format!("support, support_python or shop, not {other:?}")),
         }
     }
 }

@@ -21,10 +21,11 @@ pub fn CodePage() -> impl IntoView {
             PipelineKind::Course => view! {
                 <p class="lead">"This lab runs the course's pipeline: Kafka topic → bronze_orders → orders → hourly_sales, written in Rust."</p>
                 <Switch to=PipelineKind::Project has_tables=code.has_tables />
+                <Switch to=PipelineKind::Project example=Example::SupportPython has_tables=code.has_tables />
                 <Switch to=PipelineKind::Project example=Example::Shop has_tables=code.has_tables />
             }.into_any(),
             PipelineKind::Project => view! {
-                <p class="lead">"This lab runs its own declarative pipeline: the SQL below. A save is kept only if the project still reads; an error is shown at its line. A flow whose names or columns do not resolve is saved with a warning: runs refuse the project until it does."</p>
+                <p class="lead">"This lab runs its own declarative pipeline: the code below (SQL, or the course's Python, which Reckon reads and never runs). A save is kept only if the project still reads; an error is shown at its line. A flow whose names or columns do not resolve is saved with a warning: runs refuse the project until it does."</p>
                 <Validate />
                 {code.files.into_iter().map(|file| view! { <FileEditor file /> }).collect_view()}
                 <Switch to=PipelineKind::Course has_tables=code.has_tables />
@@ -49,6 +50,11 @@ fn Switch(to: PipelineKind, #[prop(optional)] example: Example, has_tables: bool
         (PipelineKind::Project, Example::Shop) => {
             ("shop", "Start from module 9 written in SQL", "primary")
         }
+        (PipelineKind::Project, Example::SupportPython) => (
+            "python",
+            "Start from the week-14 example in the course's Python",
+            "primary",
+        ),
         (PipelineKind::Course, _) => ("course", "Go back to the course's pipeline", ""),
     };
     let form = move || {

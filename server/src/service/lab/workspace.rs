@@ -242,10 +242,10 @@ impl Lab {
         read: impl FnOnce(&Path) -> Result<T, WorkspaceError>,
     ) -> Result<T, WorkspaceError> {
         let relative = checked_path(path)?;
-        if path != SPEC_FILE && relative.extension().is_none_or(|e| e != "sql") {
+        if path != SPEC_FILE && relative.extension().is_none_or(|e| e != "sql" && e != "py") {
             return Err(WorkspaceError::BadPath {
                 path: path.into(),
-                why: format!("a project holds {SPEC_FILE} and .sql files"),
+                why: format!("a project holds {SPEC_FILE}, .sql and .py files"),
             });
         }
         if self.kind() == PipelineKind::Course {
@@ -338,6 +338,9 @@ impl Lab {
             (PipelineKind::Project, Example::Shop) => {
                 example::shop::write_project(&dir, &self.config.topic_named())
             }
+            (PipelineKind::Project, Example::SupportPython) => {
+                example::python::write_project(&dir)
+            }
         };
         written.map_err(|e| WorkspaceError::Project {
             file: e.path,
@@ -417,12 +420,13 @@ impl Lab {
         &self,
         days: Option<(u32, u32)>,
         bad_rows: bool,
+        format: Format,
     ) -> Result<usize, WorkspaceError> {
         let written = example::land(
             &self.config.data_dir,
             days.unwrap_or((1, 0)),
             bad_rows,
-            Format::Json,
+            format,
             example::TICKETS_PER_DAY,
         )
         .map_err(|e| WorkspaceError::Project {

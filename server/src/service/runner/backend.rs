@@ -255,7 +255,26 @@ impl Backend for LabRunner {
                 "name days to land (1-30), or ask for the bad rows",
             ));
         }
-        self.lab.land_example(days, bad_rows).map_err(refused)?;
+        // In the format the lab's project reads its tickets: the course's Python reads Parquet.
+        let mut format = crate::engine::declarative::sql::Format::Json;
+        if self.lab.kind() == PipelineKind::Project {
+            let graph = self.lab.project_graph().await.map_err(refused)?;
+            let reads = graph.flows.iter().flat_map(|f| f.query.reads.iter());
+            if reads.into_iter().any(|r| {
+                matches!(
+                    r.source,
+                    crate::engine::declarative::sql::Source::Files {
+                        format: crate::engine::declarative::sql::Format::Parquet,
+                        ..
+                    }
+                )
+            }) {
+                format = crate::engine::declarative::sql::Format::Parquet;
+            }
+        }
+        self.lab
+            .land_example(days, bad_rows, format)
+            .map_err(refused)?;
         self.landed().await
     }
 
