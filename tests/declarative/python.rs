@@ -27,21 +27,48 @@ fn rows(lab: &TestLab, table: &str, columns: &[&str]) -> Vec<String> {
 fn the_guided_labs_python_as_printed_loads_what_the_sql_example_loads_in_any_batching() {
     let (python, sql) = (TestLab::new("python-support"), TestLab::new("python-sql"));
     let py_dir = python.data().join("support");
-    python.ok(&["pipeline", "example", "support", "--python", py_dir.to_str().unwrap()]);
+    python.ok(&[
+        "pipeline",
+        "example",
+        "support",
+        "--python",
+        py_dir.to_str().unwrap(),
+    ]);
     let text = std::fs::read_to_string(py_dir.join("transformations/support.py")).unwrap();
-    assert!(text.contains(".load(\"/Volumes/workspace/support/landing/\"))"), "{text}");
+    assert!(
+        text.contains(".load(\"/Volumes/workspace/support/landing/\"))"),
+        "{text}"
+    );
     let sql_dir = sql.data().join("support");
-    sql.ok(&["pipeline", "example", "support", "--format", "parquet", sql_dir.to_str().unwrap()]);
+    sql.ok(&[
+        "pipeline",
+        "example",
+        "support",
+        "--format",
+        "parquet",
+        sql_dir.to_str().unwrap(),
+    ]);
     // The Python lab in one batch a day, the SQL lab in two runs.
     for days in ["1-1", "2-2", "3-3", "4-4"] {
-        python.ok(&["pipeline", "land", "support", "--format", "parquet", "--days", days]);
+        python.ok(&[
+            "pipeline", "land", "support", "--format", "parquet", "--days", days,
+        ]);
         python.ok(&["pipeline", "run", py_dir.to_str().unwrap()]);
     }
     for days in ["1-2", "3-4"] {
-        sql.ok(&["pipeline", "land", "support", "--format", "parquet", "--days", days]);
+        sql.ok(&[
+            "pipeline", "land", "support", "--format", "parquet", "--days", days,
+        ]);
         sql.ok(&["pipeline", "run", sql_dir.to_str().unwrap()]);
     }
-    let ticket = ["ticket_id", "account_id", "created_at", "status", "first_response_s", "ticket_date"];
+    let ticket = [
+        "ticket_id",
+        "account_id",
+        "created_at",
+        "status",
+        "first_response_s",
+        "ticket_date",
+    ];
     let silver = rows(&python, "silver_tickets", &ticket);
     assert!(silver.len() > 1000, "{}", silver.len());
     assert_eq!(silver, rows(&sql, "silver_tickets", &ticket));

@@ -338,9 +338,7 @@ impl Lab {
             (PipelineKind::Project, Example::Shop) => {
                 example::shop::write_project(&dir, &self.config.topic_named())
             }
-            (PipelineKind::Project, Example::SupportPython) => {
-                example::python::write_project(&dir)
-            }
+            (PipelineKind::Project, Example::SupportPython) => example::python::write_project(&dir),
         };
         written.map_err(|e| WorkspaceError::Project {
             file: e.path,

@@ -36,7 +36,10 @@ pub struct Landed {
 /// The files of `landed` a reader of `format` reads: a file named as another format's
 /// (`.json`, `.jsonl`, `.csv`, `.parquet`) is not one of its files (a folder read whole, as the
 /// course's `/Volumes/.../landing/`, may hold both tickets in Parquet and accounts in JSON).
-pub fn of_format(landed: Vec<Landed>, format: crate::engine::declarative::sql::Format) -> Vec<Landed> {
+pub fn of_format(
+    landed: Vec<Landed>,
+    format: crate::engine::declarative::sql::Format,
+) -> Vec<Landed> {
     use crate::engine::declarative::sql::Format;
     let own: &[&str] = match format {
         Format::Json => &["json", "jsonl"],

@@ -78,7 +78,10 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
         }
     }
     if files.is_empty() {
-        return Err(file_error(&yml, "its libraries name no .sql or .py file".into()));
+        return Err(file_error(
+            &yml,
+            "its libraries name no .sql or .py file".into(),
+        ));
     }
     let mut statements = vec![];
     for path in files {
@@ -89,7 +92,9 @@ pub fn load(dir: &Path) -> Result<Graph, ProjectError> {
             .display()
             .to_string();
         match path.extension().is_some_and(|e| e == "py") {
-            true => statements.extend(crate::engine::declarative::python::statements(&shown, &text)?),
+            true => statements.extend(crate::engine::declarative::python::statements(
+                &shown, &text,
+            )?),
             false => statements.extend(parse::statements(&shown, &text)?),
         }
     }

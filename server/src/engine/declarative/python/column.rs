@@ -76,7 +76,10 @@ pub fn constant(
 /// A string literal's text (no f-strings, no byte strings).
 fn string(source: Source, node: Node) -> Result<String, ParseError> {
     let raw = source.text(node);
-    let prefix: String = raw.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let prefix: String = raw
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
     if prefix.to_ascii_lowercase().contains(['f', 'b']) {
         return Err(source.error(
             node,
@@ -112,7 +115,10 @@ pub fn quoted(text: &str) -> String {
 
 /// A column's name as SQL: a plain name as it is, any other in backquotes.
 pub fn name(source: Source, node: Node, text: &str) -> Result<String, ParseError> {
-    let plain = text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let plain = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     match (plain, text == "*") {
         (_, true) => Ok("*".into()),
@@ -225,8 +231,12 @@ fn call(
         return Err(source.error(function, "call the F. functions as F.name(...)".into()));
     }
     let (object, method) = (
-        function.child_by_field_name("object").expect("an attribute has an object"),
-        function.child_by_field_name("attribute").expect("an attribute has a name"),
+        function
+            .child_by_field_name("object")
+            .expect("an attribute has an object"),
+        function
+            .child_by_field_name("attribute")
+            .expect("an attribute has a name"),
     );
     let method_name = source.text(method);
     let one = |what: &str| -> Result<Node, ParseError> {

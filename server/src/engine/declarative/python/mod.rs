@@ -8,6 +8,7 @@
 //! what is supported instead.
 
 mod column;
+mod decorators;
 mod frame;
 
 use std::collections::BTreeMap;
@@ -25,7 +26,14 @@ pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> 
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
-        .map_err(|e| error_at(file, 1, 1, format!("the Python parser would not start: {e}")))?;
+        .map_err(|e| {
+            error_at(
+                file,
+                1,
+                1,
+                format!("the Python parser would not start: {e}"),
+            )
+        })?;
     let tree = parser
         .parse(text, None)
         .ok_or_else(|| error_at(file, 1, 1, "the file could not be parsed as Python".into()))?;
@@ -187,7 +195,7 @@ impl<'a> Source<'a> {
             .named_children(&mut cursor)
             .filter(|n| n.kind() == "decorator")
             .collect();
-        let declared = frame::Declared::of(*self, &decorators, &name, constants)?;
+        let declared = decorators::Declared::of(*self, &decorators, &name, constants)?;
         let body = function
             .child_by_field_name("body")
             .ok_or_else(|| self.error(function, "a function without a body".into()))?;
