@@ -60,14 +60,7 @@ pub fn lines(r: &Recount) -> (Vec<CheckLine>, Vec<WindowCheck>) {
         }
     };
     let mut windows = vec![];
-    let shown = |values: &[String]| {
-        r.columns
-            .iter()
-            .zip(values)
-            .map(|(c, v)| format!("{c} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let shown = |values: &[String]| figures(r, values);
     for w in &r.windows {
         let mut label = format!("{} {}", r.table, at(w.start));
         for key in &w.keys {
@@ -100,14 +93,7 @@ pub fn lines(r: &Recount) -> (Vec<CheckLine>, Vec<WindowCheck>) {
 }
 
 fn verdict(r: &Recount, w: &Window, label: &str, at: &dyn Fn(i64) -> String) -> (Verdict, String) {
-    let shown = |values: &[String]| {
-        r.columns
-            .iter()
-            .zip(values)
-            .map(|(c, v)| format!("{c} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let shown = |values: &[String]| figures(r, values);
     match (w.written.as_slice(), &w.all) {
         ([_, _, ..], _) => (
             Verdict::Problem,
@@ -211,6 +197,16 @@ fn explained(w: &Window) -> String {
         ));
     }
     parts.join("; ")
+}
+
+/// A window's aggregates with their columns' names: `orders 3, revenue 68.50`.
+fn figures(r: &Recount, values: &[String]) -> String {
+    r.columns
+        .iter()
+        .zip(values)
+        .map(|(c, v)| format!("{c} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Up to [`NAMED`] rows, and how many more.
