@@ -9,6 +9,9 @@ use tree_sitter::Node;
 use super::Source;
 use crate::engine::declarative::parse::ParseError;
 
+/// The modules a pipeline file names its decorators and readers by.
+pub const MODULES: [&str; 2] = ["dp", "dlt"];
+
 /// The `F.` functions that are SQL functions of the same name and meaning.
 const FUNCTIONS: [&str; 30] = [
     "to_date",
@@ -309,4 +312,27 @@ fn literal(
         "none" => Ok("NULL".into()),
         _ => Ok(quoted(&constant(source, node, constants)?)),
     }
+}
+
+/// A call's positional arguments, and its keyword ones by name.
+pub type Arguments<'t> = (Vec<Node<'t>>, Vec<(String, Node<'t>)>);
+
+/// Positional arguments, and keyword ones by name.
+pub fn split<'t>(source: Source, args: &[Node<'t>]) -> Result<Arguments<'t>, ParseError> {
+    let (mut positional, mut keywords) = (vec![], vec![]);
+    for arg in args {
+        match arg.kind() {
+            "keyword_argument" => {
+                let key = arg
+                    .child_by_field_name("name")
+                    .map(|n| source.text(n).to_string());
+                let value = arg.child_by_field_name("value");
+                if let (Some(key), Some(value)) = (key, value) {
+                    keywords.push((key, value));
+                }
+            }
+            _ => positional.push(*arg),
+        }
+    }
+    Ok((positional, keywords))
 }

@@ -6,12 +6,9 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 use super::Source;
-use super::column::{arguments, constant, name, quoted};
+use super::column::{MODULES, arguments, constant, name, quoted, split};
 use super::frame::Frame;
 use crate::engine::declarative::parse::ParseError;
-
-/// The modules a pipeline file names its decorators by.
-pub const MODULES: [&str; 2] = ["dp", "dlt"];
 
 /// What a function's decorators declare.
 pub struct Declared {
@@ -192,28 +189,6 @@ fn violation(what: &str) -> &'static str {
         "expect_or_fail" => " ON VIOLATION FAIL UPDATE",
         _ => "",
     }
-}
-
-pub type Arguments<'t> = (Vec<Node<'t>>, Vec<(String, Node<'t>)>);
-
-/// Positional arguments, and keyword ones by name.
-pub fn split<'t>(source: Source, args: &[Node<'t>]) -> Result<Arguments<'t>, ParseError> {
-    let (mut positional, mut keywords) = (vec![], vec![]);
-    for arg in args {
-        match arg.kind() {
-            "keyword_argument" => {
-                let key = arg
-                    .child_by_field_name("name")
-                    .map(|n| source.text(n).to_string());
-                let value = arg.child_by_field_name("value");
-                if let (Some(key), Some(value)) = (key, value) {
-                    keywords.push((key, value));
-                }
-            }
-            _ => positional.push(*arg),
-        }
-    }
-    Ok((positional, keywords))
 }
 
 /// A `{"text": "text"}` literal.

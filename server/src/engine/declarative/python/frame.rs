@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 use super::Source;
-use super::column::{arguments, column, constant, name, quoted};
-use super::decorators::{MODULES, split};
+use super::column::{MODULES, arguments, column, constant, name, quoted, split};
 use crate::engine::declarative::parse::ParseError;
 
 /// The DataFrame a function returns, as a query.
