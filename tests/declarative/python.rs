@@ -1,6 +1,7 @@
 //! The course's Python, read and never run (issue "The course's Python runs as written"): the
-//! guided lab's code as printed (`reckon pipeline example support --python`) loads the same
-//! tickets as the SQL example, in any batching of the days, and its tables hold the same rows;
+//! guided lab's code as printed (`reckon pipeline example support --python`) and the challenge
+//! (`create_auto_cdc_flow`) load the same tickets and accounts as the SQL example, in any
+//! batching of the days, and its tables hold the same rows;
 //! Python beside SQL in one project; code outside the subset refused at its file, line and
 //! column, saying what is supported; a deep expression refused before any walk of it.
 
@@ -76,6 +77,23 @@ fn the_guided_labs_python_as_printed_loads_what_the_sql_example_loads_in_any_bat
     assert_eq!(
         rows(&python, "gold_daily_account_status", &gold),
         rows(&sql, "gold_daily_account_status", &gold)
+    );
+    // The challenge: accounts' history by create_auto_cdc_flow, the escalation view in SQL.
+    let account = [
+        "account_id",
+        "plan",
+        "seats",
+        "updated_at",
+        "__START_AT",
+        "__END_AT",
+    ];
+    let accounts = rows(&python, "accounts", &account);
+    assert!(!accounts.is_empty());
+    assert_eq!(accounts, rows(&sql, "accounts", &account));
+    let rate = ["plan", "tickets", "escalated", "escalation_rate"];
+    assert_eq!(
+        rows(&python, "gold_escalation_rate_by_plan", &rate),
+        rows(&sql, "gold_escalation_rate_by_plan", &rate)
     );
     // The second run read only the new day's file.
     let events = events(&python, "2");
@@ -165,7 +183,7 @@ fn python_outside_the_subset_is_refused_at_its_line_and_column() {
         (
             "import os\nos.system(\"rm -rf /\")\n",
             "t.py:2:1",
-            "only constants",
+            "is not followed",
         ),
         ("def t(:\n", "t.py:1:", "not valid Python"),
     ];

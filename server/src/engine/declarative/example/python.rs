@@ -32,7 +32,51 @@ def gold_daily_account_status():
             .groupBy("ticket_date", "account_id", "status").count())
 "#;
 
-/// Writes `spark-pipeline.yml` and `transformations/support.py` into `dir`.
+/// The challenge in the same Python: accounts as a second source, their plan history kept by
+/// `create_auto_cdc_flow` (SCD type 2).
+pub const CHALLENGE: &str = r#"
+# The challenge: accounts as a second source, their plan history kept by AUTO CDC (SCD type 2).
+@dp.table(comment="Account changes as landed")
+def accounts_bronze():
+    return (spark.readStream.format("cloudFiles")
+            .option("cloudFiles.format", "json")
+            .schema("account_id STRING, plan STRING, seats BIGINT, updated_at TIMESTAMP, op STRING")
+            .load("/Volumes/workspace/support/landing/accounts/"))
+
+dp.create_streaming_table("accounts", comment="The plan history of each account (SCD type 2)")
+
+dp.create_auto_cdc_flow(
+    target="accounts",
+    source="accounts_bronze",
+    keys=["account_id"],
+    sequence_by=F.col("updated_at"),
+    apply_as_deletes=F.expr("op = 'DELETE'"),
+    except_column_list=["op", "_rescued_data"],
+    stored_as_scd_type=2,
+    track_history_column_list=["plan"],
+)
+"#;
+
+/// The challenge's gold view joins tickets to the plan each account had at the time: a join,
+/// which Reckon reads in SQL (Spark mixes the two in one project too).
+pub const ESCALATION_SQL: &str =
+    "-- The challenge's gold view, in SQL beside the Python: per plan at the time of the ticket.
+CREATE OR REFRESH MATERIALIZED VIEW gold_escalation_rate_by_plan
+COMMENT 'Per plan at the time of the ticket: tickets and the share escalated'
+AS SELECT coalesce(a.plan, 'none') AS plan, count(*) AS tickets,
+          count_if(t.status = 'escalated') AS escalated,
+          round(avg(CASE WHEN t.status = 'escalated' THEN 1.0 ELSE 0.0 END), 4) AS escalation_rate
+   FROM silver_tickets t
+   LEFT JOIN accounts a
+     ON t.account_id = a.account_id
+    AND a.__START_AT <= to_timestamp(t.created_at)
+    AND (a.__END_AT IS NULL OR to_timestamp(t.created_at) < a.__END_AT)
+   GROUP BY coalesce(a.plan, 'none');
+";
+
+/// Writes `spark-pipeline.yml`, `transformations/support.py` (the guided lab as printed, then
+/// the challenge) and `transformations/escalation.sql` into `dir`.
 pub fn write_project(dir: &Path) -> Result<(), ExampleError> {
-    super::write_code(dir, "support.py", PYTHON)
+    super::write_code(dir, "support.py", &format!("{PYTHON}{CHALLENGE}"))?;
+    super::write_code(dir, "escalation.sql", ESCALATION_SQL)
 }

@@ -7,6 +7,7 @@
 //! Python file and line. Anything outside the subset is refused at its line and column, saying
 //! what is supported instead.
 
+mod calls;
 mod column;
 mod decorators;
 mod frame;
@@ -50,12 +51,15 @@ pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> 
     for node in root.named_children(&mut cursor) {
         match node.kind() {
             "import_statement" | "import_from_statement" | "comment" => {}
+            "expression_statement" if node.named_child(0).is_some_and(|c| c.kind() == "call") => {
+                let call = node.named_child(0).expect("checked");
+                let sql = calls::statement(source, call, &constants)?;
+                out.extend(at_line(file, node.start_position().row + 1, &sql)?);
+            }
             "expression_statement" => source.module_level(node, &mut constants)?,
             "decorated_definition" => {
                 let (line, sql) = source.definition(node, &constants)?;
-                // Padded so that the SQL reader's lines are the function's.
-                let padded = format!("{}{sql}", "\n".repeat(line.saturating_sub(1)));
-                out.extend(parse::statements(file, &padded)?);
+                out.extend(at_line(file, line, &sql)?);
             }
             "function_definition" => {
                 return Err(source.error(
@@ -78,6 +82,13 @@ pub fn statements(file: &str, text: &str) -> Result<Vec<Statement>, ParseError> 
         }
     }
     Ok(out)
+}
+
+/// The statement `sql` (one line) read as if it stood at `line` of `file`: the SQL reader's
+/// errors and the graph's places name the Python line.
+fn at_line(file: &str, line: usize, sql: &str) -> Result<Vec<Statement>, ParseError> {
+    let padded = format!("{}{sql}", "\n".repeat(line.saturating_sub(1)));
+    parse::statements(file, &padded)
 }
 
 fn error_at(file: &str, line: usize, column: usize, message: String) -> ParseError {
