@@ -61,6 +61,26 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
     )
     .await;
     assert_eq!(status, 200);
+    // The learner's recount job: all placed orders per hour, late ones too (PIPELINES §9).
+    let job = "\nCREATE OR REFRESH MATERIALIZED VIEW all_hours\n\
+               TBLPROPERTIES ('reckon.recountOf' = 'hourly_sales')\n\
+               AS SELECT date_trunc('hour', event_time) AS hour, count(*) AS orders, sum(amount) AS revenue\n\
+               FROM (SELECT DISTINCT order_id, event_time, amount FROM bronze_orders WHERE status = 'placed')\n\
+               GROUP BY 1;\n";
+    let client = reqwest::Client::new();
+    let url = format!("{base}/api/labs/lee/pipeline/files/transformations/recount.sql");
+    let saved = client
+        .put(&url)
+        .bearer_auth(&learner)
+        .body(format!("-- the recount job{job}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        saved.status().is_success(),
+        "{}",
+        saved.text().await.unwrap()
+    );
     for batch in ["1", "2", "3", "3", "4", "5"] {
         let sent = json!({"scenario": "course", "batch": batch});
         let (status, answer) = call(
@@ -129,6 +149,15 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
         assert!(text.contains("orders 3, revenue 68.50"), "{text}");
         assert!(text.contains("orders 4, revenue 90.50"), "{text}");
         assert!(text.contains("order_id 1006"), "{text}");
+        // The recount job counts order 1006 in 09:00: 4 orders, 90.50.
+        let job = browser
+            .text(
+                &browser
+                    .wait_for("tr.window[data-window='2026-10-01T09:00:00Z'] td.recount-job")
+                    .await,
+            )
+            .await;
+        assert!(job.contains("orders 4, revenue 90.50 (all_hours)"), "{job}");
         let ok = browser
             .wait_for("tr.window[data-window='2026-10-01T10:00:00Z']")
             .await;

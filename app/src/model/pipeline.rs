@@ -232,6 +232,9 @@ pub struct WindowCheck {
     pub said: Option<String>,
     /// What every event says; `None`: no event falls in it.
     pub events: Option<String>,
+    /// What the learner's recount job (a materialized view marked `reckon.recountOf`) says.
+    #[serde(default)]
+    pub recount_job: Option<String>,
     pub verdict: super::Verdict,
     /// The check's line after the window's name: why.
     pub why: String,

@@ -36,15 +36,17 @@ fn check_view(check: ProjectCheck) -> impl IntoView {
         .into_iter()
         .map(|table| {
             let rows: Vec<WindowCheck> = check.windows.iter().filter(|w| w.table == table).cloned().collect();
+            let job = rows.iter().any(|w| w.recount_job.is_some());
             view! {
                 <h2>{format!("{table}: each window beside all its events")}</h2>
                 <p class="scroll-hint">"The table is wider than this screen: scroll it sideways."</p>
                 <table class="windows">
                     <thead><tr>
                         <th>"window"</th><th>"the table says"</th><th>"all events say"</th>
+                        {job.then(|| view! { <th>"the recount job says"</th> })}
                         <th>"verdict"</th><th>"why"</th>
                     </tr></thead>
-                    <tbody>{rows.into_iter().map(window_row).collect_view()}</tbody>
+                    <tbody>{rows.into_iter().map(|w| window_row(w, job)).collect_view()}</tbody>
                 </table>
             }
         })
@@ -63,7 +65,8 @@ fn check_view(check: ProjectCheck) -> impl IntoView {
     .into_any()
 }
 
-fn window_row(w: WindowCheck) -> impl IntoView {
+fn window_row(w: WindowCheck, job: bool) -> impl IntoView {
+    let recount = job.then(|| view! { <td class="recount-job">{w.recount_job.clone().unwrap_or_else(|| "-".into())}</td> });
     let start = w
         .start
         .get(..16)
@@ -74,6 +77,7 @@ fn window_row(w: WindowCheck) -> impl IntoView {
             <td class="when">{format!("{start} {keys}")}</td>
             <td>{w.said.unwrap_or_else(|| "not written".into())}</td>
             <td>{w.events.unwrap_or_else(|| "no event".into())}</td>
+            {recount}
             <td><VerdictBadge verdict=w.verdict /></td>
             <td class="explanation">{w.why}</td>
         </tr>

@@ -4,7 +4,11 @@
 //! (counted twice, missing, written from nothing or twice); `waiting` (not written yet, with the
 //! event time that closes it).
 
+use std::collections::HashMap;
+
 use app::model::{CheckLine, Verdict, WindowCheck};
+use arrow::array::{Array, AsArray};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
 use chrono::{DateTime, Utc};
 
 use crate::engine::declarative::declared::windowed::recount::{self, Recount, Window};
@@ -26,7 +30,11 @@ pub async fn tables(
             continue;
         };
         if let Some(recount) = recount::recount(cx, graph, flow, plan).await? {
-            let (l, w) = self::lines(&recount);
+            let (l, mut w) = self::lines(&recount);
+            let jobs = recount_jobs(cx, graph, &recount, plan).await?;
+            for window in &mut w {
+                window.recount_job = jobs.get(&window.start).cloned();
+            }
             lines.extend(l);
             windows.extend(w);
         }
@@ -77,6 +85,7 @@ pub fn lines(r: &Recount) -> (Vec<CheckLine>, Vec<WindowCheck>) {
                 rows => Some(rows.iter().map(|v| shown(v)).collect::<Vec<_>>().join("; ")),
             },
             events: w.all.as_deref().map(shown),
+            recount_job: None,
             verdict,
             why: text
                 .strip_prefix(label.as_str())
@@ -198,6 +207,77 @@ fn explained(w: &Window) -> String {
     }
     parts.join("; ")
 }
+
+/// What a learner's recount job says of each window of `r`'s table (PIPELINES §9): a
+/// materialized view marked `'reckon.recountOf' = 'TABLE'`, its rows matched to windows by the
+/// column named as the table's window start (or its first timestamp), its figures by the
+/// aggregates' names. Windows with group keys are not matched.
+async fn recount_jobs(
+    cx: &FlowContext,
+    graph: &Graph,
+    r: &Recount,
+    plan: &crate::engine::declarative::sql::window::WindowPlan,
+) -> Result<HashMap<String, String>, FlowError> {
+    use arrow::datatypes::{DataType, TimeUnit};
+    let mut out = HashMap::new();
+    let start_name = plan.outputs.iter().find_map(|(n, o)| match o {
+        crate::engine::declarative::sql::window::Output::Start => Some(n.clone()),
+        _ => None,
+    });
+    if !plan.keys.is_empty() {
+        return Ok(out);
+    }
+    let jobs = graph
+        .datasets
+        .iter()
+        .filter(|d| d.properties.get(RECOUNT_OF) == Some(&r.table));
+    for job in jobs {
+        let Some(table) = cx.tables.open_named(&job.name).await? else {
+            continue;
+        };
+        let ctx = crate::engine::tables::session(&table, "job").await?;
+        let batches = crate::engine::tables::query(&ctx, &job.name, "SELECT * FROM job").await?;
+        let options = FormatOptions::default().with_null("NULL");
+        for batch in &batches {
+            let schema = batch.schema();
+            let start = start_name
+                .as_ref()
+                .and_then(|n| schema.index_of(n).ok())
+                .or_else(|| {
+                    (0..schema.fields().len())
+                        .find(|&i| matches!(schema.field(i).data_type(), DataType::Timestamp(..)))
+                });
+            let Some(start) = start else { continue };
+            let Ok(starts) = arrow::compute::cast(
+                batch.column(start),
+                &DataType::Timestamp(TimeUnit::Microsecond, None),
+            ) else {
+                continue;
+            };
+            let starts = starts.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+            for row in 0..batch.num_rows() {
+                if starts.is_null(row) {
+                    continue;
+                }
+                let figures: Vec<String> = r
+                    .columns
+                    .iter()
+                    .filter_map(|c| {
+                        let column = batch.column_by_name(c)?;
+                        let shown = ArrayFormatter::try_new(column.as_ref(), &options).ok()?;
+                        Some(format!("{c} {}", shown.value(row)))
+                    })
+                    .collect();
+                let said = format!("{} ({})", figures.join(", "), job.name);
+                out.insert(format_micros(starts.value(row)), said);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The property that marks a materialized view as a windowed table's recount job.
+pub const RECOUNT_OF: &str = "reckon.recountOf";
 
 /// A window's aggregates with their columns' names: `orders 3, revenue 68.50`.
 fn figures(r: &Recount, values: &[String]) -> String {
