@@ -38,22 +38,36 @@ struct Pair {
 
 impl Pair {
     fn new(name: &str, dedup: bool) -> Self {
+        Self::written(name, dedup, false)
+    }
+
+    /// The pair, with the shop written in the course's Python when `python`.
+    fn written(name: &str, dedup: bool, python: bool) -> Self {
         let course = TestLab::new(&format!("{name}c"));
         let shop = TestLab::new(&format!("{name}s"));
         // The example as `reckon pipeline example shop` writes it, subscribed to the course
         // lab's topic; without the property when duplicates count.
         let dir = shop.data().join("shop");
-        course.ok(&["pipeline", "example", "shop", dir.to_str().unwrap()]);
-        let sql = dir.join("transformations/shop.sql");
+        let mut args = vec!["pipeline", "example", "shop", dir.to_str().unwrap()];
+        if python {
+            args.push("--python");
+        }
+        course.ok(&args);
+        let sql = match python {
+            true => dir.join("transformations/shop.py"),
+            false => dir.join("transformations/shop.sql"),
+        };
         let text = std::fs::read_to_string(&sql).unwrap();
-        assert!(
-            text.contains(&format!("subscribe => '{}'", course.topic)),
-            "{text}"
-        );
+        let subscribed = match python {
+            true => format!(".option(\"subscribe\", \"{}\")", course.topic),
+            false => format!("subscribe => '{}'", course.topic),
+        };
+        assert!(text.contains(&subscribed), "{text}");
         if !dedup {
             let kept: Vec<&str> = text
                 .lines()
                 .filter(|l| !l.contains("reckon.dropDuplicatesWithinWatermark"))
+                .filter(|l| !l.contains(".dropDuplicatesWithinWatermark("))
                 .collect();
             std::fs::write(&sql, kept.join("\n")).unwrap();
         }
@@ -73,6 +87,24 @@ impl Pair {
         };
         self.shop.ok(&["pipeline", "run", &self.project]);
         assert_eq!(hours(&self.shop), hours(&self.course), "{when}");
+    }
+}
+
+/// Module 9 in the course's Python (`withWatermark`, `dropDuplicatesWithinWatermark`,
+/// `groupBy(F.window(...))`), read and never run: the course's hours, dedup on and off.
+#[test]
+fn module_9_in_the_courses_python_gives_the_courses_hours() {
+    for dedup in [true, false] {
+        let pair = Pair::written(&format!("shoppy{}", u8::from(dedup)), dedup, true);
+        for batch in ["1", "2", "3", "3", "4", "5"] {
+            pair.course.send(batch);
+            pair.run_and_compare(&format!("python, dedup {dedup}, after batch {batch}"));
+        }
+        assert_eq!(hours(&pair.shop).len(), 3, "the scenario closes 3 hours");
+        assert_eq!(
+            late_orders(&pair.shop),
+            vec![(1006, "2026-10-01T09:00:00Z".into())]
+        );
     }
 }
 

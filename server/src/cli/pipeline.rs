@@ -72,7 +72,8 @@ pub enum PipelineCommand {
         dir: PathBuf,
         #[arg(long, default_value = "json")]
         format: String,
-        /// `support` in the course's own Python (the guided lab as printed, reading Parquet).
+        /// In the course's own Python: `support`, the guided lab as printed (reading Parquet) and
+        /// the challenge; `shop`, module 9's bronze and hourly table.
         #[arg(long)]
         python: bool,
     },
@@ -388,6 +389,7 @@ pub async fn execute(lab: &Lab, command: PipelineCommand) -> anyhow::Result<Exit
             python,
         } => {
             match name.as_str() {
+                "shop" if python => example::python::write_shop(&dir, &lab.config.topic_named())?,
                 "shop" => example::shop::write_project(&dir, &lab.config.topic_named())?,
                 "support" if python => example::python::write_project(&dir)?,
                 _ => {

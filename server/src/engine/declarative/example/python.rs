@@ -80,3 +80,44 @@ pub fn write_project(dir: &Path) -> Result<(), ExampleError> {
     super::write_code(dir, "support.py", &format!("{PYTHON}{CHALLENGE}"))?;
     super::write_code(dir, "escalation.sql", ESCALATION_SQL)
 }
+
+/// Module 9 in the same Python (seed 000): bronze keeps each message's text as `raw` and its
+/// fields from `from_json`; `hourly_sales` is `hourly_sales.py`'s query: a 1-hour watermark,
+/// duplicates dropped within it, placed orders counted by the hour. Reads `topic` (the
+/// learner's name for it; a lab maps it to its own).
+pub fn shop(topic: &str) -> String {
+    format!(
+        r#"from pyspark import pipelines as dp
+from pyspark.sql import functions as F
+
+ORDER = "order_id BIGINT, customer_id STRING, status STRING, amount DECIMAL(10,2), event_time TIMESTAMP"
+
+@dp.table(comment="Every message of the topic, its text kept as raw and its fields read from it")
+def bronze_orders():
+    return (spark.readStream.format("kafka")
+            .option("subscribe", "{topic}")
+            .option("startingOffsets", "earliest")
+            .load()
+            .select(F.col("value").cast("string").alias("raw"),
+                    F.from_json(F.col("value").cast("string"), ORDER).alias("e"),
+                    "partition", "offset", F.col("timestamp").alias("kafka_timestamp"))
+            .select("e.*", "raw", "partition", "offset", "kafka_timestamp"))
+
+@dp.table(comment="Placed orders and revenue per hour, each hour written once")
+def hourly_sales():
+    return (spark.readStream.table("bronze_orders")
+            .withWatermark("event_time", "1 hour")
+            # The shop's system can send an event twice. Count it once, remembering each event as long as the watermark allows.
+            .dropDuplicatesWithinWatermark(["order_id", "status"])
+            .where("status = 'placed'")
+            .groupBy(F.window("event_time", "1 hour"))
+            .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
+            .select(F.col("window.start").alias("hour"), "orders", "revenue"))
+"#
+    )
+}
+
+/// Writes module 9 in Python into `dir`, reading `topic`.
+pub fn write_shop(dir: &Path, topic: &str) -> Result<(), ExampleError> {
+    super::write_code(dir, "shop.py", &shop(topic))
+}

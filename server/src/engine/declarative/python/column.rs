@@ -118,12 +118,19 @@ pub fn quoted(text: &str) -> String {
 
 /// A column's name as SQL: a plain name as it is, any other in backquotes.
 pub fn name(source: Source, node: Node, text: &str) -> Result<String, ParseError> {
-    let plain = text
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    match (plain, text == "*") {
+    let word = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    // `e.order_id`, `window.start`, `e.*`: a struct's field, or all of them.
+    let path = text.contains('.') && {
+        let parts: Vec<&str> = text.split('.').collect();
+        let (last, first) = parts.split_last().expect("one part at least");
+        first.iter().all(|p| word(p)) && (word(last) || *last == "*")
+    };
+    match (word(text) || path, text == "*") {
         (_, true) => Ok("*".into()),
         (true, _) => Ok(text.to_string()),
         _ if !text.contains('`') => Ok(format!("`{text}`")),
@@ -283,9 +290,21 @@ fn call(
             Ok("count(*)".into())
         }
         f if FUNCTIONS.contains(&f) => {
+            // Arguments Spark reads as values, not columns: a window's durations, a schema, a
+            // unit or a format.
+            let literal: &[usize] = match f {
+                "window" => &[1, 2, 3],
+                "from_json" | "to_date" | "to_timestamp" | "round" => &[1],
+                "date_trunc" => &[0],
+                _ => &[],
+            };
             let inner = args
                 .iter()
-                .map(|a| column(source, *a, constants))
+                .enumerate()
+                .map(|(i, a)| match literal.contains(&i) {
+                    true => self::literal(source, *a, constants),
+                    false => column(source, *a, constants),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(format!("{f}({})", inner.join(", ")))
         }

@@ -137,11 +137,11 @@ impl Declared {
     /// The SQL statement, on one line.
     pub fn statement(&self, source: Source, frame: &Frame, at: Node) -> Result<String, ParseError> {
         let name = name(source, at, &self.name)?;
-        let what = match (self.kind, frame.stream()) {
+        let what = match (self.kind, frame.stream) {
             (Kind::TemporaryView, _) => {
                 return Ok(format!(
                     "CREATE TEMPORARY VIEW {name} AS {};",
-                    frame.query()
+                    &frame.query()
                 ));
             }
             (Kind::Table, true) => "STREAMING TABLE",
@@ -168,8 +168,14 @@ impl Declared {
             sql.push_str(&format!(" COMMENT {}", quoted(comment)));
         }
         let mut properties = self.properties.clone();
-        if let Some(keys) = frame.dedup() {
+        if let Some(keys) = &frame.dedup {
             properties.push(("reckon.dropDuplicates".into(), keys.join(", ")));
+        }
+        if let Some(keys) = &frame.within {
+            properties.push((
+                "reckon.dropDuplicatesWithinWatermark".into(),
+                keys.join(", "),
+            ));
         }
         if !properties.is_empty() {
             let pairs: Vec<String> = properties
@@ -178,7 +184,7 @@ impl Declared {
                 .collect();
             sql.push_str(&format!(" TBLPROPERTIES ({})", pairs.join(", ")));
         }
-        sql.push_str(&format!(" AS {};", frame.query()));
+        sql.push_str(&format!(" AS {};", &frame.query()));
         Ok(sql.replace('\n', " "))
     }
 }

@@ -8,30 +8,9 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 use super::Source;
+pub use super::body::Frame;
 use super::column::{MODULES, arguments, column, constant, name, quoted, split};
 use crate::engine::declarative::parse::ParseError;
-
-/// The DataFrame a function returns, as a query.
-pub struct Frame {
-    query: String,
-    stream: bool,
-    /// `dropDuplicates` keys: Spark's streaming `dropDuplicates`.
-    dedup: Option<Vec<String>>,
-}
-
-impl Frame {
-    pub fn query(&self) -> &str {
-        &self.query
-    }
-
-    pub fn stream(&self) -> bool {
-        self.stream
-    }
-
-    pub fn dedup(&self) -> &Option<Vec<String>> {
-        &self.dedup
-    }
-}
 
 /// A reader being set up: `spark.read(Stream).format(...).option(...).schema(...)`.
 #[derive(Default)]
@@ -173,14 +152,19 @@ fn call(
             r,
             positional.first().map(|_| text(0)).transpose()?,
         )?)),
-        (Step::Frame(f), "select") => Ok(Step::Frame(
-            f.wrap(format!("SELECT {}", columns(0)?.join(", "))),
-        )),
+        (Step::Frame(f), "select") => {
+            let items = columns(0)?;
+            Ok(Step::Frame(
+                f.wrap(format!("SELECT {}", items.join(", ")), Some(items)),
+            ))
+        }
         (Step::Frame(f), "selectExpr") => {
             let exprs = (0..positional.len())
                 .map(text)
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(Step::Frame(f.wrap(format!("SELECT {}", exprs.join(", ")))))
+            Ok(Step::Frame(
+                f.wrap(format!("SELECT {}", exprs.join(", ")), Some(exprs)),
+            ))
         }
         (Step::Frame(f), "where" | "filter") => {
             let arg = positional
@@ -198,7 +182,9 @@ fn call(
                 .get(1)
                 .ok_or_else(|| source.error(node, "withColumn takes a name and a column".into()))?;
             let value = column(source, *value, constants)?;
-            Ok(Step::Frame(f.wrap(format!("SELECT *, {value} AS {name}"))))
+            Ok(Step::Frame(
+                f.wrap(format!("SELECT *, {value} AS {name}"), None),
+            ))
         }
         (Step::Frame(mut f), "dropDuplicates" | "drop_duplicates") => {
             if !f.stream {
@@ -218,22 +204,47 @@ fn call(
             Ok(Step::Frame(f))
         }
         (Step::Frame(f), "groupBy" | "groupby") => Ok(Step::Grouped(f, columns(0)?)),
-        (Step::Grouped(f, keys), "count") => {
-            let mut select = keys.clone();
-            select.push("count(*) AS count".into());
-            Ok(Step::Frame(f.grouped(&select, &keys)))
-        }
+        (Step::Grouped(f, keys), "count") => Ok(Step::Frame(
+            f.grouped(&keys, vec![("count(*)".into(), Some("count".into()))]),
+        )),
         (Step::Grouped(f, keys), "agg") => {
-            let mut select = keys.clone();
-            select.extend(columns(0)?);
-            Ok(Step::Frame(f.grouped(&select, &keys)))
+            let aggregates = columns(0)?
+                .into_iter()
+                .map(|a| match a.rsplit_once(" AS ") {
+                    Some((e, n)) => (e.to_string(), Some(n.to_string())),
+                    None => (a, None),
+                })
+                .collect();
+            Ok(Step::Frame(f.grouped(&keys, aggregates)))
+        }
+        (Step::Frame(f), "withWatermark") => {
+            let (column, delay) = (text(0)?, text(1)?);
+            let interval = interval(source, node, &delay)?;
+            let column = name(source, node, &column)?;
+            f.watermarked(&column, &interval).map(Step::Frame).map_err(|_| {
+                source.error(
+                    node,
+                    "call withWatermark on the source as read, before select, withColumn or groupBy".into(),
+                )
+            })
+        }
+        (Step::Frame(mut f), "dropDuplicatesWithinWatermark") => {
+            if !f.has_watermark() {
+                return Err(source.error(
+                    node,
+                    "dropDuplicatesWithinWatermark needs a watermark: call withWatermark first"
+                        .into(),
+                ));
+            }
+            f.within = Some(columns(0)?);
+            Ok(Step::Frame(f))
         }
         (_, other) => {
             let _ = keywords;
             Err(source.error(
                 function,
                 format!(
-                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, dropDuplicates, groupBy(...).count() and .agg(...)"
+                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, dropDuplicates, withWatermark, dropDuplicatesWithinWatermark, groupBy(...).count() and .agg(...)"
                 ),
             ))
         }
@@ -243,14 +254,11 @@ fn call(
 /// A dataset of the pipeline, streamed or read whole.
 fn table(source: Source, at: Node, table: &str, stream: bool) -> Result<Frame, ParseError> {
     let name = name(source, at, table)?;
-    Ok(Frame {
-        query: match stream {
-            true => format!("SELECT * FROM STREAM({name})"),
-            false => format!("SELECT * FROM {name}"),
-        },
-        stream,
-        dedup: None,
-    })
+    let from = match stream {
+        true => format!("STREAM({name})"),
+        false => name,
+    };
+    Ok(Frame::source(from, stream))
 }
 
 /// `load(path)`: files (Auto Loader's `cloudFiles`, or a format) or Kafka.
@@ -281,7 +289,7 @@ fn load(
             if let Some(starting) = option("startingOffsets") {
                 args.push(format!("startingOffsets => {}", quoted(&starting)));
             }
-            format!("SELECT * FROM {stream}read_kafka({})", args.join(", "))
+            format!("{stream}read_kafka({})", args.join(", "))
         }
         _ => {
             let format = match format.as_str() {
@@ -296,14 +304,10 @@ fn load(
             if let Some(schema) = &reader.schema {
                 args.push(format!("schema => {}", quoted(schema)));
             }
-            format!("SELECT * FROM {stream}read_files({})", args.join(", "))
+            format!("{stream}read_files({})", args.join(", "))
         }
     };
-    Ok(Frame {
-        query,
-        stream: reader.stream,
-        dedup: None,
-    })
+    Ok(Frame::source(query, reader.stream))
 }
 
 /// A Databricks volume path as the lab's folder: `/Volumes/<catalog>/<schema>/<volume>/<dir>`
@@ -331,31 +335,16 @@ fn landing(source: Source, at: Node, path: &str) -> Result<String, ParseError> {
     }
 }
 
-impl Frame {
-    /// `SELECT ... FROM (this)`.
-    fn wrap(self, select: String) -> Frame {
-        Frame {
-            query: format!("{select} FROM ({}) AS q", self.query),
-            ..self
+/// A delay as Spark writes it (`"1 hour"`, `"10 minutes"`) as the `WATERMARK` clause's interval.
+fn interval(source: Source, at: Node, delay: &str) -> Result<String, ParseError> {
+    let parts: Vec<&str> = delay.split_whitespace().collect();
+    match parts.as_slice() {
+        [n, unit] if n.chars().all(|c| c.is_ascii_digit()) => {
+            Ok(format!("{n} {}", unit.to_ascii_uppercase()))
         }
-    }
-
-    fn wrap_where(self, condition: &str) -> Frame {
-        Frame {
-            query: format!("SELECT * FROM ({}) AS q WHERE {condition}", self.query),
-            ..self
-        }
-    }
-
-    fn grouped(self, select: &[String], keys: &[String]) -> Frame {
-        Frame {
-            query: format!(
-                "SELECT {} FROM ({}) AS q GROUP BY {}",
-                select.join(", "),
-                self.query,
-                keys.join(", ")
-            ),
-            ..self
-        }
+        _ => Err(source.error(
+            at,
+            format!("the delay {delay:?}: a number and a unit, as \"1 hour\""),
+        )),
     }
 }

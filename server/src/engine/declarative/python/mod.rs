@@ -7,6 +7,7 @@
 //! Python file and line. Anything outside the subset is refused at its line and column, saying
 //! what is supported instead.
 
+mod body;
 mod calls;
 mod column;
 mod decorators;
