@@ -151,6 +151,17 @@ fn windows_with_keys_and_every_aggregate_equal_a_recount_in_any_batching() {
     late.sort();
     assert!(!late.is_empty(), "the runs have late rows");
     assert_eq!(ledger, late);
+    // The check agrees (PIPELINES §9): no window is a PROBLEM, every late one names its rows.
+    let out = lab.reckon(&["pipeline", "check", dir.to_str().unwrap()]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    let lines: Vec<&str> = said.lines().filter(|l| l.contains("by_region ")).collect();
+    assert!(lines.len() >= expected.len(), "{said}");
+    assert!(lines.iter().any(|l| l.starts_with("late ")), "{said}");
+    for line in lines {
+        let verdict = line.split_whitespace().next().unwrap();
+        assert!(["ok", "late", "waiting", "note"].contains(&verdict), "{line}");
+    }
 }
 
 /// The same rules in plain Rust: the watermark trails the latest `at` of rows with qty > 0 by 20
