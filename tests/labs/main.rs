@@ -2,6 +2,7 @@
 //! write refused with 401/403 and nothing changed (tables, topic offsets and history compared);
 //! sessions with CSRF tokens; send limits; ten labs playing the course at once.
 
+mod class;
 #[path = "../common/mod.rs"]
 mod common;
 mod isolation;

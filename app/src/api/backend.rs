@@ -55,6 +55,15 @@ pub trait Server: Send + Sync {
         name: &str,
         csrf: Option<&str>,
     ) -> Result<NewToken, ApiError>;
+    /// Makes a lab and a learner token for each line of `list` not made into one before in
+    /// class `class`; answers them, shown once.
+    async fn create_class(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+        list: &str,
+        csrf: Option<&str>,
+    ) -> Result<ClassMade, ApiError>;
     /// Deletes a lab: its topic, its folder and its history.
     async fn delete_lab(
         &self,

@@ -51,6 +51,23 @@ pub async fn create_lab(name: String, csrf: Option<String>) -> Result<NewToken, 
     .await
 }
 
+/// Makes a lab and a learner token for each line of `list` new to class `class`.
+#[server(prefix = "/fn", endpoint = "create_class")]
+pub async fn create_class(
+    class: String,
+    list: String,
+    csrf: Option<String>,
+) -> Result<ClassMade, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        let answer = server
+            .create_class(&headers, &class, &list, csrf.as_deref())
+            .await;
+        refused_with_status(answer)
+    })
+    .await
+}
+
 #[server(prefix = "/fn", endpoint = "viewer_token")]
 pub async fn make_viewer_token(lab: String, csrf: Option<String>) -> Result<NewToken, ApiError> {
     guarded(async move {

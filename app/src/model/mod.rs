@@ -4,12 +4,14 @@
 //! server functions send them as they are. No engine types here: the wasm build never sees Kafka,
 //! Delta or DataFusion.
 
+mod class;
 mod lab;
 mod pages;
 mod pipeline;
 mod run;
 mod teaching;
 
+pub use class::*;
 pub use lab::*;
 pub use pages::*;
 pub use pipeline::*;

@@ -124,6 +124,34 @@ impl Registry {
         Ok(exists)
     }
 
+    /// The lines of class `class` made into labs so far, with their labs.
+    pub async fn class_lines(&self, class: &str) -> Result<Vec<(String, String)>, HistoryError> {
+        Ok(
+            sqlx::query_as("SELECT line, lab FROM class_members WHERE class = ? ORDER BY lab")
+                .bind(class)
+                .fetch_all(self.history.pool())
+                .await?,
+        )
+    }
+
+    /// Records that `line` of class `class` became lab `lab` (the class is made at its first).
+    pub async fn add_to_class(&self, class: &str, line: &str, lab: &str) -> Result<(), HistoryError> {
+        let mut tx = self.history.write().await?;
+        sqlx::query("INSERT OR IGNORE INTO classes (name, created_at) VALUES (?, ?)")
+            .bind(class)
+            .bind(now())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT OR REPLACE INTO class_members (class, line, lab) VALUES (?, ?, ?)")
+            .bind(class)
+            .bind(line)
+            .bind(lab)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// The token with this id and the lab it opens, if any.
     pub async fn token(&self, id: &str) -> Result<Option<(String, StoredToken)>, HistoryError> {
         let row: Option<(String, String, String)> =

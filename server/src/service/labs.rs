@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView};
+use app::model::{ClassMade, DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView};
 use chrono::Utc;
 use tokio::sync::Semaphore;
 
@@ -322,6 +322,18 @@ impl Server for Labs {
             role: Role::Learner,
             token: token.plain,
         })
+    }
+
+    async fn create_class(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+        list: &str,
+        csrf: Option<&str>,
+    ) -> Result<ClassMade, ApiError> {
+        let caller = self.auth.caller(headers).await?;
+        caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
+        crate::service::class::create(self, self.auth.registry(), headers, (class, list), csrf).await
     }
 
     async fn delete_lab(

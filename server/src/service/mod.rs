@@ -2,6 +2,7 @@
 //! child processes, its schedule and settings, the backend the pages call: [`runner`]), one
 //! lab's pipeline ([`lab`]), and what each page shows ([`pages`]).
 
+pub mod class;
 pub mod error;
 pub mod lab;
 pub mod labs;

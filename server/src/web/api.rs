@@ -290,6 +290,26 @@ pub async fn create_lab(
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
 
+/// `{"class": "dp-2026", "list": "Ann Lee\nBob, bob@x.org\n..."}` (instructor only): a lab and a
+/// learner token for each line not made into a lab before, shown once, with the sheet as CSV.
+pub async fn create_class(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Failure> {
+    state
+        .labs
+        .open_lab(&headers, DEFAULT_LAB, Access::Manage)
+        .await?;
+    let body = Body::parse(&body)?;
+    let (class, list) = (body.text("class")?, body.text("list")?);
+    let made = state
+        .labs
+        .create_class(&headers, &class, &list, access::csrf_header(&headers))
+        .await?;
+    Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
 pub async fn delete_lab(
     State(state): State<AppState>,
     params: Params,

@@ -143,6 +143,7 @@ fn own_routes() -> Routes {
     let mut routes = Routes::new()
         .get("/api/labs", api::labs)
         .post("/api/labs", api::create_lab)
+        .post("/api/classes", api::create_class)
         .route(Method::DELETE, "/api/labs/{lab}", api::delete_lab)
         .post("/login", session::sign_in)
         .post("/logout", session::sign_out);
