@@ -205,3 +205,49 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
     );
     browser.screenshot("late-reconciliation-viewer").await;
 }
+
+/// A class made on the labs page from a pasted list: the sheet shows each lab and its token
+/// once; a screenshot of the sheet goes to `artifacts/screenshots/class-sheet.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once() {
+    clear_artifacts(|name| name.starts_with("class-"));
+    let lab = TestLab::new("browser-class");
+    let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, INSTRUCTOR, "/labs").await;
+    browser.open(&format!("{base}/labs")).await;
+    let class = browser
+        .wait_for(".create-class-form input[name='class']")
+        .await;
+    browser.type_into(&class, "dp-2026").await;
+    let list = browser
+        .wait_for(".create-class-form textarea[name='list']")
+        .await;
+    browser
+        .type_into(&list, "Ann Lee\nAnn Lee\nZoë O'Brien, zoe@example.org\n")
+        .await;
+    let submit = browser
+        .wait_for(".create-class-form button[type='submit']")
+        .await;
+    browser.click(&submit).await;
+    let sheet = browser.wait_for(".class-sheet table.tokens").await;
+    let text = browser.text(&sheet).await;
+    for lab in ["ann-lee", "ann-lee-2", "zoe-o-brien"] {
+        assert!(text.contains(lab), "{lab}: {text}");
+    }
+    assert!(
+        browser
+            .find(".class-sheet a[download='dp-2026-tokens.csv']")
+            .await
+            .is_some()
+    );
+    let show = "document.querySelector('.class-sheet').scrollIntoView()";
+    browser
+        .call("POST", "/execute/sync", json!({"script": show, "args": []}))
+        .await;
+    browser.screenshot("class-sheet").await;
+    // Shown once: the page opened again shows no token.
+    browser.open(&format!("{base}/labs")).await;
+    browser.wait_for("table.labs").await;
+    assert!(browser.find(".class-sheet").await.is_none());
+}

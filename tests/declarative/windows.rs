@@ -160,7 +160,10 @@ fn windows_with_keys_and_every_aggregate_equal_a_recount_in_any_batching() {
     assert!(lines.iter().any(|l| l.starts_with("late ")), "{said}");
     for line in lines {
         let verdict = line.split_whitespace().next().unwrap();
-        assert!(["ok", "late", "waiting", "note"].contains(&verdict), "{line}");
+        assert!(
+            ["ok", "late", "waiting", "note"].contains(&verdict),
+            "{line}"
+        );
     }
 }
 

@@ -35,10 +35,18 @@ async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
     };
     assert_eq!(lab_of("Ann Lee")["lab"], "ann-lee");
     assert_eq!(lab_of("Ann Lee (2)")["lab"], "ann-lee-2");
-    assert!(lab_of("Ann Lee (2)")["note"].as_str().unwrap().contains("again"));
+    assert!(
+        lab_of("Ann Lee (2)")["note"]
+            .as_str()
+            .unwrap()
+            .contains("again")
+    );
     assert_eq!(lab_of("李雷")["lab"], "learner-1");
     let zoe = lab_of("Zoë O'Brien, zoe@example.org");
-    assert_eq!((zoe["lab"].as_str(), zoe["email"].as_str()), (Some("zoe-o-brien"), Some("zoe@example.org")));
+    assert_eq!(
+        (zoe["lab"].as_str(), zoe["email"].as_str()),
+        (Some("zoe-o-brien"), Some("zoe@example.org"))
+    );
     let csv = made["csv"].as_str().unwrap();
     assert_eq!(csv.lines().count(), 31, "{csv}");
     assert!(csv.starts_with("name,email,lab,token\n"), "{csv}");
@@ -47,9 +55,18 @@ async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
     let mine = format!("/api/labs/{}/runs", first["lab"].as_str().unwrap());
     let theirs = format!("/api/labs/{}/runs", second["lab"].as_str().unwrap());
     let token = first["token"].as_str().unwrap();
-    assert_eq!(server.api("GET", &mine, Some(token), json!({})).await.status, StatusCode::OK);
     assert_eq!(
-        server.api("GET", &theirs, Some(token), json!({})).await.status,
+        server
+            .api("GET", &mine, Some(token), json!({}))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        server
+            .api("GET", &theirs, Some(token), json!({}))
+            .await
+            .status,
         StatusCode::FORBIDDEN
     );
     // Pasted again with one more line: only that line becomes a lab.

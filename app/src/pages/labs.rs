@@ -49,6 +49,7 @@ pub fn LabsPage() -> impl IntoView {
             </ActionForm>
             {token_view(created)}
         </section>
+        <crate::pages::class::MakeClass />
         </IfInstructor>
     }
 }

@@ -135,7 +135,12 @@ impl Registry {
     }
 
     /// Records that `line` of class `class` became lab `lab` (the class is made at its first).
-    pub async fn add_to_class(&self, class: &str, line: &str, lab: &str) -> Result<(), HistoryError> {
+    pub async fn add_to_class(
+        &self,
+        class: &str,
+        line: &str,
+        lab: &str,
+    ) -> Result<(), HistoryError> {
         let mut tx = self.history.write().await?;
         sqlx::query("INSERT OR IGNORE INTO classes (name, created_at) VALUES (?, ?)")
             .bind(class)

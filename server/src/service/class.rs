@@ -91,7 +91,10 @@ pub fn people(list: &str) -> Result<Vec<Person>, String> {
     let mut out = vec![];
     for raw in list.lines() {
         let line = raw.trim();
-        if line.is_empty() || line.eq_ignore_ascii_case("name,email") || line.eq_ignore_ascii_case("name") {
+        if line.is_empty()
+            || line.eq_ignore_ascii_case("name,email")
+            || line.eq_ignore_ascii_case("name")
+        {
             continue;
         }
         let (name, email) = match line.split_once(',') {
@@ -99,7 +102,10 @@ pub fn people(list: &str) -> Result<Vec<Person>, String> {
             None => (line, None),
         };
         if name.chars().count() > 200 {
-            return Err(format!("line {}: a name of at most 200 characters", out.len() + 1));
+            return Err(format!(
+                "line {}: a name of at most 200 characters",
+                out.len() + 1
+            ));
         }
         out.push(Person {
             line: line.to_string(),
@@ -142,7 +148,9 @@ pub fn lab_name(name: &str, taken: &mut BTreeSet<String>) -> (String, Option<Str
             n += 1;
         }
         safe = format!("learner-{n}");
-        note = Some(format!("{name:?} has no letter a lab name can hold: {safe}"));
+        note = Some(format!(
+            "{name:?} has no letter a lab name can hold: {safe}"
+        ));
     } else if safe != name {
         note = Some(format!("{name:?} as a lab name: {safe}"));
     }

@@ -333,7 +333,8 @@ impl Server for Labs {
     ) -> Result<ClassMade, ApiError> {
         let caller = self.auth.caller(headers).await?;
         caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
-        crate::service::class::create(self, self.auth.registry(), headers, (class, list), csrf).await
+        crate::service::class::create(self, self.auth.registry(), headers, (class, list), csrf)
+            .await
     }
 
     async fn delete_lab(
