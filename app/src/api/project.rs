@@ -112,10 +112,17 @@ pub async fn get_events(lab: String, run: Option<String>) -> Result<EventLog, Ap
     .await
 }
 
-/// A project lab's check of every table (PIPELINES §9).
-#[server(prefix = "/fn", endpoint = "project_check")]
-pub async fn get_project_check(lab: String) -> Result<ProjectCheck, ApiError> {
-    guarded(async move { open(&lab, Access::Read, &None).await?.project_check().await }).await
+/// The Reconciliation page's data: the course's hours, or the project's check.
+#[server(prefix = "/fn", endpoint = "reconciliation")]
+pub async fn get_reconciliation(lab: String) -> Result<Reconciliation, ApiError> {
+    guarded(async move {
+        let backend = open(&lab, Access::Public, &None).await?;
+        match backend.kind().await {
+            PipelineKind::Project => Ok(Reconciliation::Project(backend.project_check().await?)),
+            PipelineKind::Course => Ok(Reconciliation::Course(backend.hours().await?)),
+        }
+    })
+    .await
 }
 
 /// The late ledger: every row a windowed table read after its window had closed.

@@ -211,6 +211,13 @@ pub struct RunEvents {
     pub offsets_ms: Vec<i64>,
 }
 
+/// A lab's Reconciliation page: the course's hours beside bronze, or its project's check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reconciliation {
+    Course(Vec<super::HourRow>),
+    Project(ProjectCheck),
+}
+
 /// A project's check (PIPELINES §9): every line, and each window of its windowed tables as the
 /// table holds it beside the recount of every event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

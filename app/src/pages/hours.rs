@@ -3,56 +3,49 @@
 
 use leptos::prelude::*;
 
-use crate::api::get_hours;
+use crate::api::project::get_reconciliation;
 use crate::components::{RunButton, VerdictBadge, current_lab, href, short_time};
-use crate::model::{HourRow, PipelineKind};
+use crate::model::{HourRow, Reconciliation};
 use crate::pages::loaded;
-use crate::pages::reconcile::ProjectReconciliation;
+use crate::pages::reconcile::project_view;
 use crate::pages::whatif::WhatIfSection;
 
 #[component]
 pub fn HoursPage() -> impl IntoView {
-    let lab = current_lab();
-    let kind = Resource::new(move || lab.clone(), crate::api::project::get_kind);
     view! {
         <h1>"Reconciliation"</h1>
-        <Suspense>
-            {move || Suspend::new(async move {
-                match kind.await {
-                    Ok(PipelineKind::Project) => view! { <ProjectReconciliation /> }.into_any(),
-                    _ => view! { <CourseHours /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(current_lab, get_reconciliation, |page: Reconciliation| match page {
+            Reconciliation::Course(hours) => course_view(hours).into_any(),
+            Reconciliation::Project(check) => project_view(check).into_any(),
+        })}
+        <WhatIfSection />
     }
 }
 
-#[component]
-fn CourseHours() -> impl IntoView {
+fn course_view(hours: Vec<HourRow>) -> impl IntoView {
+    let table = match hours.is_empty() {
+        true => view! { <p>"No hours yet: send events and run the pipeline."</p> }.into_any(),
+        false => view! {
+            <table class="hours">
+                <thead>
+                    <tr>
+                        <th>"hour"</th><th>"counted"</th><th>"revenue"</th><th>"bronze"</th>
+                        <th>"bronze revenue"</th><th>"verdict"</th><th>"why"</th><th>"across runs"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {hours.into_iter().map(hour_row).collect_view()}
+                </tbody>
+            </table>
+        }
+        .into_any(),
+    };
     view! {
         <p class="lead">
             "Each hour as the gold stream counted it, beside a recount of bronze's distinct placed events."
         </p>
         <RunButton />
-        {loaded(current_lab, get_hours, |hours: Vec<HourRow>| {
-            if hours.is_empty() {
-                return view! { <p>"No hours yet: send events and run the pipeline."</p> }.into_any();
-            }
-            view! {
-                <table class="hours">
-                    <thead>
-                        <tr>
-                            <th>"hour"</th><th>"counted"</th><th>"revenue"</th><th>"bronze"</th>
-                            <th>"bronze revenue"</th><th>"verdict"</th><th>"why"</th><th>"across runs"</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {hours.into_iter().map(hour_row).collect_view()}
-                    </tbody>
-                </table>
-            }.into_any()
-        })}
-        <WhatIfSection />
+        {table}
     }
 }
 

@@ -4,13 +4,11 @@
 
 use leptos::prelude::*;
 
-use crate::api::project::get_project_check;
-use crate::components::{VerdictBadge, current_lab, href};
+use crate::components::{VerdictBadge, href};
 use crate::model::{ProjectCheck, WindowCheck};
-use crate::pages::loaded;
 
-#[component]
-pub fn ProjectReconciliation() -> impl IntoView {
+/// A project lab's Reconciliation: the lead, then the check.
+pub fn project_view(check: ProjectCheck) -> impl IntoView {
     view! {
         <p class="lead">
             "Every table of the project, worked out again from every row its flows read. "
@@ -18,7 +16,7 @@ pub fn ProjectReconciliation() -> impl IntoView {
             <a href=href("/late")>"Late rows"</a>"), a "<b>"PROBLEM"</b>" when it counts an event twice or misses one that came in time, "
             <b>"waiting"</b>" until the watermark passes its end."
         </p>
-        {loaded(current_lab, get_project_check, check_view)}
+        {check_view(check)}
     }
 }
 
