@@ -244,8 +244,14 @@ async fn a_learner_builds_week_14_over_the_api() {
         chrono::NaiveDate::parse_from_str(through, "%Y-%m-%d").is_ok(),
         "{summary}"
     );
-    // The course's pages say that the lab runs its own project instead.
-    for page in ["/hours", "/produce", "/topic"] {
+    // Reconciliation checks the project's own tables; the course's pages say that the lab runs
+    // its own project instead.
+    let html = server.get_text("/labs/ann/hours", &ann).await;
+    assert!(
+        html.contains("Every table of the project, worked out again"),
+        "/hours: {html}"
+    );
+    for page in ["/produce", "/topic"] {
         let html = server.get_text(&format!("/labs/ann{page}"), &ann).await;
         assert!(
             html.contains("This lab runs its own SQL project"),
