@@ -10,7 +10,7 @@ use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
 
 use super::expectations::{self, Origin, row_json, source_of, visible};
-use super::late::described;
+use super::late::{self, described};
 use super::side::{self, QUARANTINED};
 use super::so_far::{self, SoFar};
 use super::{QUARANTINE, streamed_table};
@@ -144,10 +144,8 @@ pub async fn account(
     );
     let quarantine_row = |batch: &RecordBatch, i: usize| -> Result<String, FlowError> {
         let text = |name: &str| {
-            let column = batch.column_by_name(name)?;
-            let column = arrow::compute::cast(column, &arrow::datatypes::DataType::Utf8).ok()?;
-            let column = arrow::array::AsArray::as_string::<i32>(&column);
-            arrow::array::Array::is_valid(column, i).then(|| column.value(i).to_string())
+            let column = late::texts(batch, name)?;
+            arrow::array::Array::is_valid(&column, i).then(|| column.value(i).to_string())
         };
         Ok(format!(
             "{} by {}",
@@ -257,19 +255,10 @@ async fn added_in(
 
 /// `_quarantine`'s rows of `target`'s flow `flow`.
 async fn quarantined(cx: &FlowContext, target: &str, flow: &str) -> Result<RecordBatch, FlowError> {
-    let schema = (QUARANTINED.schema)();
-    let Some(table) = cx.tables.open_named(QUARANTINE).await? else {
-        return Ok(RecordBatch::new_empty(schema));
-    };
-    let ctx = tables::session(&table, "q").await?;
-    let quote = |s: &str| s.replace('\'', "''");
-    let sql = format!(
-        "SELECT * FROM q WHERE \"table\" = '{}' AND flow = '{}'",
-        quote(target),
-        quote(flow)
-    );
-    let batches = tables::query(&ctx, QUARANTINE, &sql).await?;
-    let schema = batches.first().map_or(schema, |b| b.schema());
+    let batches = side::of_flow(cx, &QUARANTINED, target, flow).await?;
+    let schema = batches
+        .first()
+        .map_or_else(QUARANTINED.schema, |b| b.schema());
     concat_batches(&schema, &batches).map_err(arrow_error(QUARANTINE))
 }
 

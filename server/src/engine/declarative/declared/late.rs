@@ -227,12 +227,20 @@ pub fn ledger_identities(batch: &RecordBatch) -> Result<Vec<(i64, String)>, Flow
         return Ok(vec![]);
     };
     let starts = starts.as_primitive::<TimestampMicrosecondType>();
+    // Each text column cast once for the batch (read back, a Delta table may give a view type).
+    let (rows, files) = (texts(batch, "row"), texts(batch, "source_file"));
+    let at = |column: &Option<StringArray>, row: usize| {
+        column
+            .as_ref()
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row).to_string())
+    };
     let mut out = vec![];
     for row in 0..batch.num_rows() {
-        let json = text(batch, "row", row).unwrap_or_default();
+        let json = at(&rows, row).unwrap_or_default();
         let place = (
             number_at(batch, "source_version", row),
-            text(batch, "source_file", row),
+            at(&files, row),
             number_at(batch, "source_line", row),
         );
         out.push((starts.value(row), identity_text(place, &json)));
@@ -240,11 +248,11 @@ pub fn ledger_identities(batch: &RecordBatch) -> Result<Vec<(i64, String)>, Flow
     Ok(out)
 }
 
-fn text(batch: &RecordBatch, name: &str, row: usize) -> Option<String> {
-    let c = batch.column_by_name(name)?;
-    let c = cast(c, &DataType::Utf8).ok()?;
-    let c = c.as_string::<i32>();
-    c.is_valid(row).then(|| c.value(row).to_string())
+/// Column `name` of a side table's rows as text, whichever string type it was read back as.
+pub(super) fn texts(batch: &RecordBatch, name: &str) -> Option<StringArray> {
+    let column = batch.column_by_name(name)?;
+    let column = cast(column, &DataType::Utf8).ok()?;
+    Some(column.as_string::<i32>().clone())
 }
 
 /// A whole number in column `name` at `row`, whatever its integer type (Kafka's partition is

@@ -73,6 +73,26 @@ impl Side {
     }
 }
 
+/// The rows `side` holds of `target`'s flow `flow` (none before the side table exists).
+pub async fn of_flow(
+    cx: &FlowContext,
+    side: &Side,
+    target: &str,
+    flow: &str,
+) -> Result<Vec<RecordBatch>, FlowError> {
+    let Some(table) = cx.tables.open_named(side.name).await? else {
+        return Ok(vec![]);
+    };
+    let ctx = tables::session(&table, "side").await?;
+    let quote = |s: &str| s.replace('\'', "''");
+    let sql = format!(
+        "SELECT * FROM side WHERE \"table\" = '{}' AND flow = '{}'",
+        quote(target),
+        quote(flow)
+    );
+    Ok(tables::query(&ctx, side.name, &sql).await?)
+}
+
 /// Appends `rows` to `side`, from `target`'s commit `version`, but those a crashed earlier try
 /// of the same commit appended already.
 pub(super) async fn write(

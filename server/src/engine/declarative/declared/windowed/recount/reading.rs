@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use arrow::array::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-use super::super::super::late::{self, LATE};
+use super::super::super::late;
+use super::super::super::side;
 use super::super::{canonical, cell, cells};
 use crate::engine::declarative::sql::window::{Output, WindowPlan};
 use crate::engine::flow::{FlowContext, FlowError};
@@ -125,16 +126,7 @@ pub async fn ledger(
     flow: &str,
 ) -> Result<HashMap<i64, HashMap<String, usize>>, FlowError> {
     let mut out: HashMap<i64, HashMap<String, usize>> = HashMap::new();
-    let Some(table) = cx.tables.open_named(LATE).await? else {
-        return Ok(out);
-    };
-    let ctx = tables::session(&table, "late").await?;
-    let sql = format!(
-        "SELECT * FROM late WHERE \"table\" = '{}' AND flow = '{}'",
-        target.replace('\'', "''"),
-        flow.replace('\'', "''")
-    );
-    for batch in tables::query(&ctx, LATE, &sql).await? {
+    for batch in side::of_flow(cx, &side::LATE_ROWS, target, flow).await? {
         for (start, id) in late::ledger_identities(&batch)? {
             *out.entry(start).or_default().entry(id).or_default() += 1;
         }
