@@ -204,17 +204,13 @@ impl WindowState {
     }
 
     /// Starts a run over this state.
-    pub fn run<'s>(&self, shape: &'s Shape) -> Running<'s> {
+    pub fn run(self, shape: &Shape) -> Running<'_> {
         Running {
             shape,
             before: self.watermark,
             latest: None,
-            open: self
-                .open
-                .iter()
-                .map(|(s, k, a)| ((*s, k.clone()), a.clone()))
-                .collect(),
-            keys: self.keys.iter().cloned().collect(),
+            open: self.open.into_iter().map(|(s, k, a)| ((s, k), a)).collect(),
+            keys: self.keys.into_iter().collect(),
         }
     }
 }
@@ -308,15 +304,14 @@ mod tests {
             aggregates: vec![Aggregate::CountAll, Aggregate::Sum],
             dedup: true,
         };
-        let mut state = WindowState::default();
+        let state = WindowState::default();
         let mut run = state.run(&shape);
         assert_eq!(run.add(row(10 * HOUR + 5, 1, 100)), Fate::Counted);
         assert_eq!(run.add(row(10 * HOUR + 6, 1, 100)), Fate::Duplicate);
         assert_eq!(run.add(row(11 * HOUR + 1, 2, 50)), Fate::Counted);
         let (next, closed) = run.finish();
         assert!(closed.is_empty(), "the watermark is 10:00: nothing closed");
-        state = next;
-        let mut run = state.run(&shape);
+        let mut run = next.run(&shape);
         // At or before the watermark (10:00): late.
         assert_eq!(run.add(row(10 * HOUR, 3, 7)), Fate::Late);
         assert_eq!(run.add(row(12 * HOUR + 1, 4, 1)), Fate::Counted);

@@ -2,15 +2,13 @@
 //! the dedup setting, written to a file named by the bronze version it covers before the Delta
 //! commit that stores that version: the commit decides which state file is current.
 //!
-//! The state committed last is also kept parsed in memory, with the stamp of the file it is: a
-//! big lab's state holds tens of thousands of duplicate keys, and each run (gold's restore, the
-//! check's watermark) and each page showing open hours would otherwise parse it whole. The file
-//! stays the truth: a kept state is used only while its file is the same writing of that version.
+//! The state committed last is also held parsed in memory (`engine/state.rs`): a big lab's state
+//! holds tens of thousands of duplicate keys, and each run (gold's restore, the check's watermark)
+//! and each page showing open hours would otherwise parse it whole.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -86,32 +84,23 @@ impl GoldState {
         let Some(version) = cx.tables.txn_version(&table, APP_ID).await? else {
             return Ok(None);
         };
-        let dir = cx.gold_state_dir();
-        if let Some(state) = kept(&cx.tables, &dir, version, false) {
-            return Ok(Some(state));
-        }
-        let state = Arc::new(Self::load(&dir, version)?);
-        keep(&cx.tables, &dir, version, state.clone());
-        Ok(Some(state))
+        state::committed(&cx.tables, &cx.gold_state_dir(), version, Self::load).map(Some)
     }
 
     /// The state committed as `bronze_version`, to be changed by a run: taken from memory when
-    /// it is kept there (it is kept again by [`GoldState::kept_as`] once the run commits).
+    /// it is held there (held again by [`GoldState::kept_as`] once the run commits).
     pub(super) fn restore(
         tables: &Tables,
         dir: &Path,
         bronze_version: i64,
     ) -> Result<Self, FlowError> {
-        match kept(tables, dir, bronze_version, true) {
-            Some(state) => Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone())),
-            None => Self::load(dir, bronze_version),
-        }
+        state::restore(tables, dir, bronze_version, Self::load)
     }
 
-    /// Keeps this state in memory as the one committed for `bronze_version`: call it only once
+    /// Holds this state in memory as the one committed for `bronze_version`: call it only once
     /// the commit naming that version is made.
     pub(super) fn kept_as(self, tables: &Tables, dir: &Path, bronze_version: i64) {
-        keep(tables, dir, bronze_version, Arc::new(self));
+        state::keep(tables, dir, bronze_version, Arc::new(self));
     }
 
     pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
@@ -196,48 +185,6 @@ impl GoldState {
         std::mem::replace(&mut self.open_hours, still_open)
             .into_iter()
             .collect()
-    }
-}
-
-/// The state kept with the lab's tables: the folder and version it is of, the stamp of its file,
-/// the state parsed.
-struct Kept {
-    dir: PathBuf,
-    version: i64,
-    file: (u64, SystemTime),
-    state: Arc<GoldState>,
-}
-
-/// The name gold's state is kept under with the lab's tables.
-const KEPT_AS: &str = "gold";
-
-/// The state kept for `dir` if it is the one in `version`'s file as the file is now; `take`
-/// removes it from memory.
-fn kept(tables: &Tables, dir: &Path, version: i64, take: bool) -> Option<Arc<GoldState>> {
-    let now = state::stamp(dir, version)?;
-    let held = tables.kept_state::<Kept>(KEPT_AS, false)?;
-    if held.dir != dir || held.version != version || held.file != now {
-        return None;
-    }
-    if !take {
-        return Some(held.state.clone());
-    }
-    // Taken: moved out whole, so the run changes it without a copy.
-    drop(held);
-    let taken = tables.kept_state::<Kept>(KEPT_AS, true)?;
-    Some(Arc::try_unwrap(taken).map_or_else(|shared| shared.state.clone(), |k| k.state))
-}
-
-fn keep(tables: &Tables, dir: &Path, version: i64, state: Arc<GoldState>) {
-    if let Some(file) = state::stamp(dir, version) {
-        let dir = dir.to_path_buf();
-        let kept = Kept {
-            dir,
-            version,
-            file,
-            state,
-        };
-        tables.keep_state(KEPT_AS, Arc::new(kept));
     }
 }
 
@@ -332,7 +279,6 @@ mod tests {
         state.clone().kept_as(&tables, dir.path(), 7);
         assert_eq!(GoldState::restore(&tables, dir.path(), 7).unwrap(), state);
         // Taken by that run: the next one (the run failed) reads the file.
-        assert!(kept(&tables, dir.path(), 7, false).is_none());
         assert_eq!(GoldState::restore(&tables, dir.path(), 7).unwrap(), state);
         // Another process (or a reset and new runs) wrote that version again: the file wins.
         state.clone().kept_as(&tables, dir.path(), 7);

@@ -63,6 +63,16 @@ pub struct TableState {
     pub windows: BTreeMap<String, crate::engine::streaming::window::WindowState>,
 }
 
+/// The state `target`'s commit `version` holds, from memory when it is held there
+/// (`engine/state.rs`).
+pub fn committed_state(
+    cx: &FlowContext,
+    target: &str,
+    version: i64,
+) -> Result<std::sync::Arc<TableState>, FlowError> {
+    state::committed(&cx.tables, &state_dir(cx, target), version, state::load)
+}
+
 /// The `txn` app id of a table's commits; its version names the state file.
 fn app_id(table: &str) -> String {
     format!("reckon/{table}")
@@ -149,7 +159,12 @@ impl Flow for Declared<'_> {
         };
         let state = match committed {
             0 => TableState::default(),
-            v => state::load(&state_dir(cx, &self.flow.target), v)?,
+            v => state::restore(
+                &cx.tables,
+                &state_dir(cx, &self.flow.target),
+                v,
+                state::load,
+            )?,
         };
         Ok(Restored {
             table,
@@ -241,15 +256,10 @@ impl Flow for Declared<'_> {
                 let property = self.target.properties.get(DEDUP_WITHIN_WATERMARK);
                 let dedup = windowed::dedup_columns(property);
                 let flow = &self.flow.name;
-                let before = restored
-                    .state
-                    .windows
-                    .get(flow)
-                    .cloned()
-                    .unwrap_or_default();
+                let before = restored.state.windows.remove(flow).unwrap_or_default();
                 let (ctx, bounds) = (&new.ctx, &new.bounds);
                 let plan = (plan, dedup.as_slice());
-                let done = windowed::process(ctx, bounds, plan, &before, &origin, event).await?;
+                let done = windowed::process(ctx, bounds, plan, before, &origin, event).await?;
                 restored.state.windows.insert(flow.clone(), done.state);
                 late = done.late;
                 done.rows
@@ -343,8 +353,9 @@ impl Flow for Declared<'_> {
             Written::Rows(sorted) => sorted,
             Written::Changes(applied) => {
                 let flow = &self.flow.name;
-                return commit_changes(cx, restored.table, version, applied, event, (flow, target))
-                    .await;
+                commit_changes(cx, restored.table, version, applied, event, (flow, target)).await?;
+                state::keep(&cx.tables, &dir, version, std::sync::Arc::new(state));
+                return Ok(());
             }
         };
         if let Some(quarantined) = sorted.quarantined {
@@ -393,6 +404,7 @@ impl Flow for Declared<'_> {
             })?;
         event.figures.rows_written = written;
         event.figures.table_version = Some(tables::version(&table));
+        state::keep(&cx.tables, &dir, version, std::sync::Arc::new(state));
         state::remove_old(&dir, version);
         Ok(())
     }

@@ -7,14 +7,13 @@ use deltalake::DeltaTable;
 
 use super::session::Bounds;
 use super::sources::{self, Reading, Registered};
-use super::{TableState, committed, state_dir};
+use super::{TableState, committed, committed_state};
 use crate::engine::declarative::graph::FlowSpec;
 use crate::engine::flow::{FlowContext, FlowError};
-use crate::engine::state;
 
 pub struct SoFar {
     pub table: DeltaTable,
-    pub state: TableState,
+    pub state: std::sync::Arc<TableState>,
     pub ctx: SessionContext,
 }
 
@@ -28,7 +27,7 @@ pub async fn read(cx: &FlowContext, flow: &FlowSpec) -> Result<Option<SoFar>, Fl
     if version == 0 {
         return Ok(None);
     }
-    let state: TableState = state::load(&state_dir(cx, target), version)?;
+    let state = committed_state(cx, target, version)?;
     let Some(progress) = state.flows.get(&flow.name) else {
         return Ok(None);
     };

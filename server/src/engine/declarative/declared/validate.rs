@@ -17,7 +17,7 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
 use super::expectations::visible_schema;
-use super::{TableState, committed, state_dir};
+use super::{committed, committed_state};
 use crate::engine::declarative::files::{decode, schema};
 use crate::engine::declarative::graph::streaming::DEDUP_WITHIN_WATERMARK;
 use crate::engine::declarative::graph::{FlowKind, FlowSpec, Graph};
@@ -25,7 +25,6 @@ use crate::engine::declarative::parse::Place;
 use crate::engine::declarative::sql::{FlowQuery, Source};
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::{FlowError, Refusal};
-use crate::engine::state;
 use crate::engine::tables;
 
 /// A flow that does not resolve: where its query is, and what DataFusion said.
@@ -89,7 +88,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
                 let property = dataset.and_then(|d| d.properties.get(DEDUP_WITHIN_WATERMARK));
                 let dedup = super::windowed::dedup_columns(property);
                 let df = ctx
-                    .sql(&plan.input_sql(&dedup))
+                    .sql(&plan.input_sql(&dedup, false))
                     .await
                     .map_err(|e| unresolved(e.to_string()))?;
                 let input = df.schema().as_arrow().clone();
@@ -210,7 +209,7 @@ async fn fixed_schema(cx: &FlowContext, graph: &Graph, path: &str) -> Option<Str
             .await
             .ok()
             .filter(|v| *v > 0)?;
-        let state: TableState = state::load(&state_dir(cx, &flow.target), version).ok()?;
+        let state = committed_state(cx, &flow.target, version).ok()?;
         if let Some(ddl) = state
             .flows
             .get(&flow.name)

@@ -50,9 +50,9 @@ impl WindowPlan {
     }
 
     /// The query DataFusion runs over the new rows: the event time, whether the timed
-    /// conjuncts hold, the group keys, the duplicate keys and the aggregates' inputs, then the
-    /// source's own columns (a late row is kept with them), in the source's order.
-    pub fn input_sql(&self, dedup: &[String]) -> String {
+    /// conjuncts hold, the group keys, the duplicate keys and the aggregates' inputs, then, with
+    /// `own`, the source's own columns (a late row is kept with them), in the source's order.
+    pub fn input_sql(&self, dedup: &[String], own: bool) -> String {
         let mut columns = vec![
             format!("{} AS \"{TIME}\"", self.watermark.column),
             match self.timed.is_empty() {
@@ -79,7 +79,9 @@ impl WindowPlan {
             let input = input.as_deref().unwrap_or("NULL");
             columns.push(format!("{input} AS \"__a{i}\""));
         }
-        columns.push("*".into());
+        if own {
+            columns.push("*".into());
+        }
         let mut sql = format!("SELECT {} FROM {}", columns.join(", "), self.from);
         if !self.plain.is_empty() {
             sql.push_str(&format!(" WHERE ({})", self.plain.join(") AND (")));

@@ -15,6 +15,8 @@ use deltalake::parquet::arrow::ArrowWriter;
 use deltalake::parquet::arrow::ProjectionMask;
 use deltalake::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use deltalake::parquet::arrow::arrow_reader::RowSelection;
+use deltalake::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use std::ops::Bound;
 
 use crate::engine::flow::FlowError;
 
@@ -122,6 +124,10 @@ pub fn load(
     keys: &[String],
     wanted: Option<&BTreeSet<OwnedRow>>,
 ) -> Result<RecordBatch, FlowError> {
+    let first = wanted
+        .map(|w| FirstKeys::of(w, schema, keys).map_err(|e| error(dir, e)))
+        .transpose()?
+        .flatten();
     let wanted: Option<HashSet<Box<[u8]>>> =
         wanted.map(|w| w.iter().map(|r| r.row().as_ref().into()).collect());
     let mut out = vec![];
@@ -131,6 +137,11 @@ pub fn load(
             ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| error(&path, e))
         };
         let mut builder = open()?.with_batch_size(65_536);
+        if let Some(first) = &first
+            && !first.may_be_in(&builder)
+        {
+            continue;
+        }
         if let Some(wanted) = &wanted {
             let Some(selection) = matching(open()?, schema, keys, wanted, &path)? else {
                 continue;
@@ -146,6 +157,81 @@ pub fn load(
         }
     }
     concat_batches(schema, &out).map_err(|e| error(dir, e))
+}
+
+/// The first key column's values of the wanted keys, to pass over a file whose statistics say
+/// none of them is in it: a run's keys are mostly new, and most files hold older ones only.
+struct FirstKeys {
+    column: String,
+    kind: arrow::datatypes::DataType,
+    converter: RowConverter,
+    /// The values, as `converter` writes them: their byte order is the values' order.
+    values: BTreeSet<Box<[u8]>>,
+}
+
+impl FirstKeys {
+    fn of(
+        wanted: &BTreeSet<OwnedRow>,
+        schema: &SchemaRef,
+        keys: &[String],
+    ) -> Result<Option<Self>, arrow::error::ArrowError> {
+        let (Some(column), types) = (keys.first(), converter_types(schema, keys)) else {
+            return Ok(None);
+        };
+        if types.len() != keys.len() {
+            return Ok(None);
+        }
+        let whole = RowConverter::new(types.iter().cloned().map(SortField::new).collect())?;
+        // The rows were written by another converter of the same types: read again as its bytes.
+        let parser = whole.parser();
+        let columns = whole.convert_rows(wanted.iter().map(|r| parser.parse(r.row().data())))?;
+        let kind = types[0].clone();
+        let converter = RowConverter::new(vec![SortField::new(kind.clone())])?;
+        let rows = converter.convert_columns(&columns[..1])?;
+        let values = rows.iter().map(|r| r.as_ref().into()).collect();
+        Ok(Some(Self {
+            column: column.clone(),
+            kind,
+            converter,
+            values,
+        }))
+    }
+
+    /// Whether a row group of the file may hold one of the values: its statistics' min and max
+    /// enclose one, or it has no statistics to say.
+    fn may_be_in(&self, builder: &ParquetRecordBatchReaderBuilder<fs::File>) -> bool {
+        let bounds = || -> Option<Vec<(Box<[u8]>, Box<[u8]>)>> {
+            let stats = StatisticsConverter::try_new(
+                &self.column,
+                builder.schema(),
+                builder.parquet_schema(),
+            )
+            .ok()?;
+            let groups = builder.metadata().row_groups();
+            let as_rows = |array: ArrayRef| {
+                let array = cast(&array, &self.kind).ok()?;
+                (array.null_count() == 0).then_some(())?;
+                self.converter.convert_columns(&[array]).ok()
+            };
+            let mins = as_rows(stats.row_group_mins(groups.iter()).ok()?)?;
+            let maxes = as_rows(stats.row_group_maxes(groups.iter()).ok()?)?;
+            Some(
+                mins.iter()
+                    .zip(maxes.iter())
+                    .map(|(a, b)| (a.as_ref().into(), b.as_ref().into()))
+                    .collect(),
+            )
+        };
+        match bounds() {
+            Some(groups) => groups.iter().any(|(min, max)| {
+                self.values
+                    .range::<[u8], _>((Bound::Included(&**min), Bound::Included(&**max)))
+                    .next()
+                    .is_some()
+            }),
+            None => true,
+        }
+    }
 }
 
 /// The rows of one file whose key is in `wanted` (key bytes as `RowConverter` writes them for

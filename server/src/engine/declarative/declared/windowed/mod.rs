@@ -62,7 +62,7 @@ pub async fn process(
     ctx: &SessionContext,
     bounds: &Bounds,
     (plan, dedup): (&WindowPlan, &[String]),
-    state: &WindowState,
+    state: WindowState,
     origin: &Origin<'_>,
     event: &mut FlowRun,
 ) -> Result<Windowed, FlowError> {
@@ -71,39 +71,45 @@ pub async fn process(
         table: target.to_string(),
         source,
     };
-    let df = ctx.sql(&plan.input_sql(dedup)).await.map_err(query)?;
+    // The windows need only their own columns; the few late rows are read again whole below.
+    let df = ctx
+        .sql(&plan.input_sql(dedup, false))
+        .await
+        .map_err(query)?;
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let batches = bounds.collect(df, target).await?;
     // The shape was checked against the state's when the flow read (`same_shape`).
     let shape = shape(plan, dedup);
+    let before = state.watermark;
     let mut running = state.run(&shape);
-    let (mut late, mut duplicate) = (vec![], 0);
-    for (b, batch) in batches.iter().enumerate() {
+    // Late rows by their place in the input (its n-th row), with their time.
+    let (mut late, mut duplicate, mut at) = (vec![], 0, 0);
+    for batch in &batches {
         let columns = Columns::of(batch, plan, dedup.len())?;
         for i in 0..batch.num_rows() {
             let row = columns.row(i);
             let time = row.time;
             match (running.add(row), time) {
-                (Fate::Late, Some(time)) => late.push(Late {
-                    batch: b,
-                    row: i,
-                    time,
-                    window_start: window_start(time, plan.width),
-                }),
+                (Fate::Late, Some(time)) => late.push((at + i, time)),
                 (Fate::Duplicate, _) => duplicate += 1,
                 _ => {}
             }
         }
+        at += batch.num_rows();
     }
-    let hidden = plan.hidden(dedup);
-    let late_rows = late::rows(
-        &batches,
-        hidden,
-        &late,
-        (plan.width, state.watermark),
-        origin,
-    )?;
-    event.figures.watermark_before = state.watermark.map(format_micros);
+    let late_rows = match late.is_empty() {
+        true => None,
+        false => {
+            // The same query with the source's own columns: one partition reads the same rows
+            // in the same order, so the n-th row is the same row.
+            let df = ctx.sql(&plan.input_sql(dedup, true)).await.map_err(query)?;
+            let whole = bounds.collect(df, target).await?;
+            let placed = placed(&whole, &late, plan.width);
+            let (width, hidden) = (plan.width, plan.hidden(dedup));
+            late::rows(&whole, hidden, &placed, (width, before), origin)?
+        }
+    };
+    event.figures.watermark_before = before.map(format_micros);
     let (state, closed) = running.finish();
     event.figures.watermark_after = state.watermark.map(format_micros);
     event.figures.rows_late = late.len() as u64;
@@ -116,6 +122,24 @@ pub async fn process(
         state,
         late: late_rows,
     })
+}
+
+/// Each late row's batch and row in `batches`, from its place in the input (`late` in order).
+fn placed(batches: &[RecordBatch], late: &[(usize, i64)], width: i64) -> Vec<Late> {
+    let (mut out, mut first, mut next) = (vec![], 0, late.iter().peekable());
+    for (b, batch) in batches.iter().enumerate() {
+        let end = first + batch.num_rows();
+        while let Some((at, time)) = next.next_if(|(at, _)| *at < end) {
+            out.push(Late {
+                batch: b,
+                row: at - first,
+                time: *time,
+                window_start: window_start(*time, width),
+            });
+        }
+        first = end;
+    }
+    out
 }
 
 /// Refuses to go on from `state` with another shape than it started with: its open windows
@@ -184,8 +208,7 @@ pub async fn standing(
         if let Some(table) = cx.tables.open_named(&flow.target).await? {
             let committed = super::committed(cx, &table, &flow.target).await?;
             if committed > 0 {
-                let state: super::TableState =
-                    crate::engine::state::load(&super::state_dir(cx, &flow.target), committed)?;
+                let state = super::committed_state(cx, &flow.target, committed)?;
                 standing.watermark = state.windows.get(&flow.name).and_then(|w| w.watermark);
             }
         }

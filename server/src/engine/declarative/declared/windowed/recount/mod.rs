@@ -78,7 +78,7 @@ pub async fn recount(
         .dataset(target)
         .and_then(|d| d.properties.get(DEDUP_WITHIN_WATERMARK));
     let dedup = super::dedup_columns(property);
-    let (input, batches) = so_far::collect(&ctx, &plan.input_sql(&dedup), target).await?;
+    let (input, batches) = so_far::collect(&ctx, &plan.input_sql(&dedup, true), target).await?;
     let hidden = plan.hidden(&dedup);
     let distinct_on = graph
         .datasets
