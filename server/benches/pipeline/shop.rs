@@ -88,10 +88,11 @@ impl Shop {
     }
 }
 
-/// The `shop_*` ratio lines: the shop's gold beside Spark's, a 10-event run beside Spark's cold
-/// one (as the seed runs it), and a 1,000-event run with N events stored beside one with 10 k.
+/// The `shop_*` ratio lines: the shop's gold over the sends beside Spark's, a 10-event run beside
+/// Spark's cold one (as the seed runs it), and a 1,000-event run with N events stored beside one
+/// with 10 k.
 pub fn ratio_lines(
-    shop: &Shop,
+    shop_gold: Duration,
     spark: Option<(Duration, Duration)>,
     small: &[Duration],
     (big, ten_k): (&[Duration], &[Duration]),
@@ -104,7 +105,7 @@ pub fn ratio_lines(
         ));
     };
     if let Some((gold, cold)) = spark {
-        let gold_ratio = gold.as_secs_f64() / shop.gold.as_secs_f64().max(1e-9);
+        let gold_ratio = gold.as_secs_f64() / shop_gold.as_secs_f64().max(1e-9);
         say(
             "shop_gold spark/reckon",
             gold_ratio,

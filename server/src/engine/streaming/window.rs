@@ -1,13 +1,12 @@
 //! Tumbling windows in Spark's append mode (PIPELINES §8), the state a project's windowed flow
 //! keeps between runs: the watermark, the open windows with their aggregates so far, and the keys
 //! `dropDuplicatesWithinWatermark` remembers. Rows come in source order as (event time, group
-//! keys, dedup keys, aggregate inputs); the rules are `watermark.rs`'s, the course's gold's.
-
-use std::collections::{BTreeMap, HashMap};
+//! keys, dedup keys, aggregate inputs) and go to `tumbling.rs`'s windows, the course's gold's.
 
 use serde::{Deserialize, Serialize};
 
-use super::watermark;
+pub use super::tumbling::Fate;
+use super::tumbling::Windows;
 
 /// One value of a key or an aggregate: what the windowed SQL groups and sums.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,15 +153,6 @@ pub struct Row {
     pub inputs: Vec<Cell>,
 }
 
-/// What became of a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fate {
-    Counted,
-    Filtered,
-    Late,
-    Duplicate,
-}
-
 /// A windowed flow's state, committed with the table it writes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WindowState {
@@ -193,8 +183,7 @@ pub struct Running<'s> {
     shape: &'s Shape,
     before: Option<i64>,
     latest: Option<i64>,
-    open: BTreeMap<(i64, Vec<Cell>), Vec<Acc>>,
-    keys: HashMap<Vec<Cell>, i64>,
+    windows: Windows<Vec<Cell>, Vec<Cell>, Vec<Acc>>,
 }
 
 impl WindowState {
@@ -205,12 +194,15 @@ impl WindowState {
 
     /// Starts a run over this state.
     pub fn run(self, shape: &Shape) -> Running<'_> {
+        let mut windows = Windows::new(shape.width, shape.delay, shape.dedup);
+        windows.watermark = self.watermark;
+        windows.open = self.open.into_iter().map(|(s, k, a)| ((s, k), a)).collect();
+        windows.keys = self.keys.into_iter().collect();
         Running {
             shape,
             before: self.watermark,
             latest: None,
-            open: self.open.into_iter().map(|(s, k, a)| ((s, k), a)).collect(),
-            keys: self.keys.into_iter().collect(),
+            windows,
         }
     }
 }
@@ -226,53 +218,36 @@ impl Running<'_> {
         if !row.kept {
             return Fate::Filtered;
         }
-        let start = watermark::window_start(time, self.shape.width);
-        if self.shape.dedup {
-            if watermark::late_for_dedup(time, self.before) {
-                return Fate::Late;
-            }
-            if self.keys.contains_key(&row.dedup) {
-                return Fate::Duplicate;
-            }
-            self.keys.insert(row.dedup, time);
-        } else if watermark::late_for_window(start + self.shape.width, self.before) {
-            return Fate::Late;
-        }
         let aggregates = &self.shape.aggregates;
-        let accs = self
-            .open
-            .entry((start, row.keys))
-            .or_insert_with(|| aggregates.iter().map(|a| a.start()).collect());
-        for ((aggregate, acc), value) in aggregates.iter().zip(accs.iter_mut()).zip(&row.inputs) {
-            aggregate.add(acc, value);
-        }
-        Fate::Counted
+        let (dedup, inputs) = (row.dedup, row.inputs);
+        self.windows.place(
+            (time, self.before),
+            row.keys,
+            || dedup,
+            || aggregates.iter().map(|a| a.start()).collect(),
+            |accs| {
+                for ((aggregate, acc), value) in aggregates.iter().zip(accs).zip(&inputs) {
+                    aggregate.add(acc, value);
+                }
+            },
+        )
     }
 
     /// Ends the run: the watermark moves, expired keys go, and the windows it closed come out
     /// in (start, keys) order, with the state to commit beside them.
     pub fn finish(mut self) -> (WindowState, Vec<Closed>) {
-        let (width, delay) = (self.shape.width, self.shape.delay);
-        let w = watermark::advanced(self.before, self.latest, delay);
-        let mut closed = vec![];
-        if let Some(w) = w {
-            self.keys
-                .retain(|_, first| !watermark::key_expired(*first, w, delay));
-            let open = std::mem::take(&mut self.open);
-            for ((start, keys), accs) in open {
-                match watermark::window_closed(start + width, w) {
-                    true => closed.push((start, keys, accs)),
-                    false => {
-                        self.open.insert((start, keys), accs);
-                    }
-                }
-            }
-        }
-        let mut keys: Vec<(Vec<Cell>, i64)> = self.keys.into_iter().collect();
+        let closed = self.windows.advance(self.latest);
+        let closed = closed.into_iter().map(|((s, k), a)| (s, k, a)).collect();
+        let mut keys: Vec<(Vec<Cell>, i64)> = self.windows.keys.into_iter().collect();
         keys.sort();
         let state = WindowState {
-            watermark: w,
-            open: self.open.into_iter().map(|((s, k), a)| (s, k, a)).collect(),
+            watermark: self.windows.watermark,
+            open: self
+                .windows
+                .open
+                .into_iter()
+                .map(|((s, k), a)| (s, k, a))
+                .collect(),
             keys,
             shape: Some(self.shape.clone()),
         };

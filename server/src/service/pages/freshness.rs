@@ -47,14 +47,14 @@ pub async fn freshness(
     let state = GoldState::committed(&lab.flows()).await?;
     // Hours gold holds open: their counts so far, not final yet.
     if let Some(state) = &state {
-        bars.extend(state.open_hours.iter().map(|(h, t)| (*h, t.orders, false)));
+        bars.extend(state.open_hours().map(|(h, t)| (h, t.orders, false)));
     }
     bars.sort();
     // The next hour to be final is the first one gold holds open with orders in it: an hour
     // without orders has nothing to become final.
     let next_hour = state
         .as_ref()
-        .and_then(|s| s.open_hours.keys().next().copied());
+        .and_then(|s| s.open_hours().next().map(|(h, _)| h));
     let closes_at = next_hour.map(|h| h + HOUR_MICROS + DELAY_MICROS);
     let one_day = match (last_written, closes_at) {
         (Some(a), Some(b)) => a.div_euclid(24 * HOUR_MICROS) == b.div_euclid(24 * HOUR_MICROS),

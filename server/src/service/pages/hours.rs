@@ -40,8 +40,8 @@ pub async fn page(lab: &Lab, report: &Report) -> Result<Vec<HourRow>, ApiError> 
         vec![]
     };
     let gold = GoldState::committed(&lab.flows()).await.map_err(failed)?;
-    let dedup = gold.as_ref().map(|s| s.dedup);
-    let watermark = gold.and_then(|s| s.watermark);
+    let dedup = gold.as_ref().map(|s| s.dedup());
+    let watermark = gold.and_then(|s| s.watermark());
 
     Ok(report
         .findings

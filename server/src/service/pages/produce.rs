@@ -65,7 +65,7 @@ pub async fn page(lab: &Lab) -> Result<ProducePage, ApiError> {
     let watermark = GoldState::committed(&lab.flows())
         .await
         .map_err(failed)?
-        .and_then(|s| s.watermark);
+        .and_then(|s| s.watermark());
     // Half an hour behind the watermark: in an hour gold already closed, or about to drop.
     let late = watermark.map(|w| w - HOUR_MICROS / 2);
     let late_explanation = match (watermark, late) {

@@ -153,5 +153,5 @@ impl LabRunner {
 /// exists), or as `setting` says when it has none yet.
 async fn dedup_in_effect(lab: &Lab, setting: bool) -> Result<bool, FlowError> {
     let started = GoldState::committed(&lab.flows()).await?;
-    Ok(started.map_or(setting, |s| s.dedup))
+    Ok(started.map_or(setting, |s| s.dedup()))
 }

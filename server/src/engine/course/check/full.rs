@@ -49,7 +49,7 @@ impl Flow for FullCheck {
         for name in TableName::ALL {
             rows.insert(name, timed(name.as_str(), read(&ctx, cx, name)).await?);
         }
-        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
+        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark());
         Ok(Tables { rows, watermark })
     }
 

@@ -92,14 +92,14 @@ impl Flow for Gold {
             Some(v) => GoldState::restore(&cx.tables, &cx.gold_state_dir(), v)?,
             None => GoldState::new(self.dedup),
         };
-        if state.dedup != self.dedup {
+        if state.dedup() != self.dedup {
             let word = |on: bool| if on { "on" } else { "off" };
             return Err(FlowError::DedupSettingFixed {
-                started: word(state.dedup),
+                started: word(state.dedup()),
                 asked: word(self.dedup),
             });
         }
-        event.figures.watermark_before = show_time(state.watermark);
+        event.figures.watermark_before = show_time(state.watermark());
         event.figures.watermark_after = event.figures.watermark_before.clone();
         Ok(Restored {
             bronze,
@@ -135,7 +135,7 @@ impl Flow for Gold {
         event: &mut FlowRun,
     ) -> Result<Closed, FlowError> {
         let state = &mut restored.state;
-        let before = state.watermark;
+        let before = state.watermark();
         let mut latest: Option<i64> = None;
         for batch in &placed.batches {
             let PlacedColumns {
@@ -175,7 +175,7 @@ impl Flow for Gold {
             }
         }
         let hours = state.advance(latest);
-        event.figures.watermark_after = show_time(state.watermark);
+        event.figures.watermark_after = show_time(state.watermark());
         event.figures.hours_closed = hours.iter().map(|(h, _)| format_micros(*h)).collect();
         event.figures.rows_written = hours.len() as u64;
         Ok(Closed {

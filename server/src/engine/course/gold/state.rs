@@ -6,7 +6,6 @@
 //! holds tens of thousands of duplicate keys, and each run (gold's restore, the check's watermark)
 //! and each page showing open hours would otherwise parse it whole.
 
-use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,7 +16,7 @@ use crate::engine::course::{DELAY_MICROS, DropReason, HOUR_MICROS};
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::FlowError;
 use crate::engine::state;
-use crate::engine::streaming::watermark;
+use crate::engine::streaming::tumbling::{Fate, Windows};
 use crate::engine::tables::{TableName, Tables};
 
 /// An hour still open: counted so far.
@@ -35,20 +34,14 @@ struct DedupKey {
     first_event_time: i64,
 }
 
-/// Everything gold remembers between runs.
+/// Everything gold remembers between runs: its hours are tumbling windows of one hour
+/// (`engine/streaming/tumbling.rs`, a project's windowed flows' too), without group keys,
+/// adding up orders and revenue, with (order_id, status) as the duplicate key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoldState {
-    /// Duplicates dropped within the watermark; fixed when the state starts.
-    pub dedup: bool,
-    /// Microseconds; `None` until the first placed event.
-    pub watermark: Option<i64>,
-    /// How far behind the latest event time the watermark trails: SPEC §3's hour, or another
-    /// in a what-if replay.
-    pub delay: i64,
-    /// Hours not yet written, by window start.
-    pub open_hours: BTreeMap<i64, HourTotal>,
-    /// (order_id, status) -> first event time, while the watermark keeps it.
-    dedup_keys: HashMap<(i64, String), i64>,
+    /// Its delay is SPEC §3's hour, or another in a what-if replay; `dedup` is fixed when the
+    /// state starts.
+    pub windows: Windows<(), (i64, String), HourTotal>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -68,12 +61,27 @@ impl GoldState {
     /// A state that starts empty with another delay: the what-if's, never saved.
     pub(super) fn with_delay(dedup: bool, delay: i64) -> Self {
         Self {
-            dedup,
-            delay,
-            watermark: None,
-            open_hours: BTreeMap::new(),
-            dedup_keys: HashMap::new(),
+            windows: Windows::new(HOUR_MICROS, delay, dedup),
         }
+    }
+
+    pub fn dedup(&self) -> bool {
+        self.windows.dedup
+    }
+
+    /// Microseconds; `None` until the first placed event.
+    pub fn watermark(&self) -> Option<i64> {
+        self.windows.watermark
+    }
+
+    /// Hours not yet written: their start and counts so far, oldest first.
+    pub fn open_hours(&self) -> impl Iterator<Item = (i64, &HourTotal)> {
+        self.windows.open.iter().map(|((h, ()), t)| (*h, t))
+    }
+
+    /// The hour starting at `hour`, if it is open.
+    pub fn open_hour(&self, hour: i64) -> Option<&HourTotal> {
+        self.windows.open.get(&(hour, ()))
     }
 
     /// The state as of gold's last commit, or `None` before gold's first run.
@@ -105,23 +113,26 @@ impl GoldState {
 
     pub(super) fn load(dir: &Path, bronze_version: i64) -> Result<Self, FlowError> {
         let file: StateFile = state::load(dir, bronze_version)?;
-        Ok(Self {
-            dedup: file.dedup,
-            delay: DELAY_MICROS,
-            watermark: file.watermark,
-            open_hours: file.open_hours.into_iter().collect(),
-            dedup_keys: file
-                .dedup_keys
-                .into_iter()
-                .map(|k| ((k.order_id, k.status), k.first_event_time))
-                .collect(),
-        })
+        let mut windows = Windows::new(HOUR_MICROS, DELAY_MICROS, file.dedup);
+        windows.watermark = file.watermark;
+        windows.open = file
+            .open_hours
+            .into_iter()
+            .map(|(h, t)| ((h, ()), t))
+            .collect();
+        windows.keys = file
+            .dedup_keys
+            .into_iter()
+            .map(|k| ((k.order_id, k.status), k.first_event_time))
+            .collect();
+        Ok(Self { windows })
     }
 
     /// Writes the state for `bronze_version` durably; it becomes current only with the commit.
     pub(super) fn save(&self, dir: &Path, bronze_version: i64) -> Result<(), FlowError> {
         let mut keys: Vec<DedupKey> = self
-            .dedup_keys
+            .windows
+            .keys
             .iter()
             .map(|((order_id, status), t)| DedupKey {
                 order_id: *order_id,
@@ -132,15 +143,16 @@ impl GoldState {
         keys.sort_by(|a, b| (a.order_id, &a.status).cmp(&(b.order_id, &b.status)));
         let file = StateFile {
             bronze_version,
-            dedup: self.dedup,
-            watermark: self.watermark,
-            open_hours: self.open_hours.iter().map(|(h, t)| (*h, *t)).collect(),
+            dedup: self.dedup(),
+            watermark: self.watermark(),
+            open_hours: self.open_hours().map(|(h, t)| (h, *t)).collect(),
             dedup_keys: keys,
         };
         state::save(dir, bronze_version, &file)
     }
 
-    /// One placed event, read in order; returns why it was dropped, if it was.
+    /// One placed event, read in order while the watermark was `before`; returns why it was
+    /// dropped, if it was.
     pub(super) fn add(
         &mut self,
         order_id: i64,
@@ -149,42 +161,27 @@ impl GoldState {
         event_time: i64,
         before: Option<i64>,
     ) -> Option<DropReason> {
-        let hour = watermark::window_start(event_time, HOUR_MICROS);
-        if self.dedup {
-            // dropDuplicatesWithinWatermark drops what is at or behind the watermark.
-            if watermark::late_for_dedup(event_time, before) {
-                return Some(DropReason::Late);
-            }
-            let key = (order_id, status.to_string());
-            if self.dedup_keys.contains_key(&key) {
-                return Some(DropReason::Duplicate);
-            }
-            self.dedup_keys.insert(key, event_time);
-        } else if watermark::late_for_window(hour + HOUR_MICROS, before) {
-            // The window aggregation drops an event whose hour the watermark has closed.
-            return Some(DropReason::Late);
+        let fate = self.windows.place(
+            (event_time, before),
+            (),
+            || (order_id, status.to_string()),
+            HourTotal::default,
+            |total| {
+                total.orders += 1;
+                total.revenue_cents += amount_cents;
+            },
+        );
+        match fate {
+            Fate::Late => Some(DropReason::Late),
+            Fate::Duplicate => Some(DropReason::Duplicate),
+            Fate::Counted | Fate::Filtered => None,
         }
-        let total = self.open_hours.entry(hour).or_default();
-        total.orders += 1;
-        total.revenue_cents += amount_cents;
-        None
     }
 
     /// Moves the watermark and pops every hour it closes, oldest first.
     pub(super) fn advance(&mut self, latest_event_time: Option<i64>) -> Vec<(i64, HourTotal)> {
-        self.watermark = watermark::advanced(self.watermark, latest_event_time, self.delay);
-        let Some(w) = self.watermark else {
-            return vec![];
-        };
-        let delay = self.delay;
-        self.dedup_keys
-            .retain(|_, first| !watermark::key_expired(*first, w, delay));
-        // Hours whose end is after w stay open (`window_closed`): those starting after
-        // w - 1 hour.
-        let still_open = self.open_hours.split_off(&(w - HOUR_MICROS + 1));
-        std::mem::replace(&mut self.open_hours, still_open)
-            .into_iter()
-            .collect()
+        let closed = self.windows.advance(latest_event_time);
+        closed.into_iter().map(|((h, ()), t)| (h, t)).collect()
     }
 }
 
@@ -202,7 +199,7 @@ mod tests {
         let mut state = GoldState::new(dedup);
         let mut written = vec![];
         for events in runs {
-            let before = state.watermark;
+            let before = state.watermark();
             let mut latest = None;
             for &(id, hh, mm, cents) in *events {
                 latest = Some(latest.map_or(t(hh, mm), |l: i64| l.max(t(hh, mm))));

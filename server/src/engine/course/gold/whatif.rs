@@ -53,7 +53,7 @@ impl Replay {
 
     /// One of gold's runs: the events it read, then the watermark moves (as `Gold::process`).
     fn run(&mut self, run: usize, events: &[Placed]) {
-        let before = self.state.watermark;
+        let before = self.state.watermark();
         let latest = events.iter().map(|e| e.event_time).max();
         for e in events {
             let fate =
@@ -81,21 +81,21 @@ impl Replay {
         };
         match self.written.get(&hour) {
             Some((t, run)) => Some(counted(t, Some(*run))),
-            None => self.state.open_hours.get(&hour).map(|t| counted(t, None)),
+            None => self.state.open_hour(hour).map(|t| counted(t, None)),
         }
     }
 
     fn hours(&self) -> impl Iterator<Item = i64> + '_ {
         self.written
             .keys()
-            .chain(self.state.open_hours.keys())
             .copied()
+            .chain(self.state.open_hours().map(|(h, _)| h))
     }
 }
 
 /// Replays gold over the lab's bronze with a delay of `delay_minutes` beside today's.
 pub async fn what_if(cx: &FlowContext, delay_minutes: i64) -> Result<WhatIf, FlowError> {
-    let dedup = GoldState::committed(cx).await?.is_none_or(|s| s.dedup);
+    let dedup = GoldState::committed(cx).await?.is_none_or(|s| s.dedup());
     let mut answer = WhatIf {
         delay_minutes,
         actual_delay_minutes: DELAY_MICROS / MINUTE_MICROS,

@@ -170,7 +170,7 @@ impl Flow for Check {
             .chain(offsets.iter().map(|(p, _)| *p));
         let bronze_table = r.tables[&TableName::BronzeOrders].as_ref();
         let read_to = offsets::read_to(cx, bronze_table, holding).await?;
-        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark);
+        let watermark = GoldState::committed(cx).await?.and_then(|s| s.watermark());
         Ok(Some(NewRows {
             from_scratch: recount.is_some(),
             versions,
