@@ -353,7 +353,7 @@ impl Flow for Declared<'_> {
             Written::Rows(sorted) => sorted,
             Written::Changes(applied) => {
                 let flow = &self.flow.name;
-                commit_changes(cx, restored.table, version, applied, event, (flow, target)).await?;
+                cdc::commit(cx, restored.table, version, applied, event, (flow, target)).await?;
                 state::keep(&cx.tables, &dir, version, std::sync::Arc::new(state));
                 return Ok(());
             }
@@ -408,43 +408,6 @@ impl Flow for Declared<'_> {
         state::remove_old(&dir, version);
         Ok(())
     }
-}
-
-/// Commits an AUTO CDC flow's run: its events, its quarantined rows, then the target's rows.
-async fn commit_changes(
-    cx: &FlowContext,
-    table: Option<DeltaTable>,
-    version: i64,
-    applied: cdc::Applied,
-    event: &mut FlowRun,
-    (flow, target): (&str, &str),
-) -> Result<(), FlowError> {
-    let writing = std::time::Instant::now();
-    let dir = state_dir(cx, target);
-    let events_dir = events_dir(cx, target);
-    cdc::events::save(&events_dir, version, &applied.events)?;
-    if let Some(quarantined) = applied.quarantined.clone() {
-        side::write(cx, &side::QUARANTINED, (target, version), quarantined).await?;
-    }
-    let table = match table {
-        Some(t) => t,
-        None => {
-            let schema = applied.rewrite.rows.schema();
-            cx.tables.create_for(target, schema.as_ref(), flow).await?
-        }
-    };
-    let progress = Transaction::new(app_id(target), version);
-    let (table, upserted, deleted) =
-        cdc::merge::write(table, applied.rewrite, &applied.spec, progress, target).await?;
-    event.figures.rows_upserted = upserted;
-    event.figures.rows_deleted = deleted;
-    let written = writing.elapsed().as_millis() as u64;
-    event.figures.stages_ms.insert("write".into(), written);
-    event.figures.rows_written = upserted + deleted;
-    event.figures.table_version = Some(tables::version(&table));
-    state::remove_old(&dir, version);
-    cdc::events::remove_after(&events_dir, version);
-    Ok(())
 }
 
 /// The one table a flow streams from, if it streams from exactly one (for the quarantine).

@@ -17,9 +17,17 @@ use arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow::compute::{concat_batches, filter_record_batch};
 use arrow::datatypes::{Field, Schema};
 
+use app::model::FlowRun;
+use deltalake::DeltaTable;
+use deltalake::kernel::Transaction;
+
 use super::expectations::{self, Origin};
+use super::{app_id, events_dir, side, state_dir};
 use crate::engine::declarative::parse::{AutoCdc, ColumnList};
+use crate::engine::flow::FlowContext;
 use crate::engine::flow::{FlowError, Refusal};
+use crate::engine::state;
+use crate::engine::tables;
 use crate::engine::tables::TableError;
 use replay::{ARRIVAL, Spec};
 
@@ -253,4 +261,41 @@ pub fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<RecordBatch, 
     batch
         .project(&indices)
         .map_err(arrow_error("the change events"))
+}
+
+/// Commits an AUTO CDC flow's run: its events, its quarantined rows, then the target's rows.
+pub(super) async fn commit(
+    cx: &FlowContext,
+    table: Option<DeltaTable>,
+    version: i64,
+    applied: Applied,
+    event: &mut FlowRun,
+    (flow, target): (&str, &str),
+) -> Result<(), FlowError> {
+    let writing = std::time::Instant::now();
+    let dir = state_dir(cx, target);
+    let events_dir = events_dir(cx, target);
+    events::save(&events_dir, version, &applied.events)?;
+    if let Some(quarantined) = applied.quarantined.clone() {
+        side::write(cx, &side::QUARANTINED, (target, version), quarantined).await?;
+    }
+    let table = match table {
+        Some(t) => t,
+        None => {
+            let schema = applied.rewrite.rows.schema();
+            cx.tables.create_for(target, schema.as_ref(), flow).await?
+        }
+    };
+    let progress = Transaction::new(app_id(target), version);
+    let (table, upserted, deleted) =
+        merge::write(table, applied.rewrite, &applied.spec, progress, target).await?;
+    event.figures.rows_upserted = upserted;
+    event.figures.rows_deleted = deleted;
+    let written = writing.elapsed().as_millis() as u64;
+    event.figures.stages_ms.insert("write".into(), written);
+    event.figures.rows_written = upserted + deleted;
+    event.figures.table_version = Some(tables::version(&table));
+    state::remove_old(&dir, version);
+    events::remove_after(&events_dir, version);
+    Ok(())
 }
