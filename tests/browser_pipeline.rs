@@ -63,8 +63,7 @@ async fn run(browser: &Browser, base: &str, api: &Api) {
     browser.open(&format!("{base}/labs/sam/pipeline")).await;
     let button = browser.wait_for(".run-form button[type='submit']").await;
     browser.click(&button).await;
-    let started = browser.wait_for(".outcome a").await;
-    let text = browser.text(&started).await;
+    let text = browser.wait_text(".outcome a").await;
     let id: i64 = text
         .trim_start_matches("Run #")
         .split(' ')

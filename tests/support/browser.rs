@@ -212,6 +212,21 @@ impl Browser {
         }
     }
 
+    /// The text of the first element matching `css`, once there is one: found again when the
+    /// page replaced it between finding and reading (hydration, or a resource coming back).
+    pub async fn wait_text(&self, css: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let element = self.wait_for(css).await;
+            let path = format!("/element/{element}/text");
+            match self.try_call("GET", &path, json!({})).await {
+                Ok(text) => return text.as_str().unwrap_or_default().to_string(),
+                Err(e) if e.contains("stale element") && started.elapsed() < PATIENCE => {}
+                Err(e) => panic!("WebDriver GET {path}: {e}"),
+            }
+        }
+    }
+
     /// Waits until `script` (returning a value) returns `true`.
     pub async fn wait_until(&self, what: &str, script: &str) {
         let started = Instant::now();
