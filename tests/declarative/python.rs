@@ -162,9 +162,117 @@ def by_region():
 }
 
 #[test]
+fn append_flows_joins_unions_drop_and_f_strings_in_any_batching() {
+    let code = r#"
+from pyspark import pipelines as dp
+from pyspark.sql import functions as F
+
+ROOT = "landing"
+SALES = "id BIGINT, region STRING, qty BIGINT, note STRING"
+
+dp.create_streaming_table("all_sales")
+
+@dp.append_flow(target="all_sales")
+def north():
+    return spark.readStream.format("json").schema(SALES).load(f"{ROOT}/north")
+
+@dp.append_flow(target="all_sales", name="south_flow")
+def south():
+    return spark.readStream.format("json").schema(SALES).load(f"{ROOT}/south").drop("note")
+
+@dp.materialized_view
+def regions():
+    # One _rescued_data column in a join's result: Spark refuses two columns of one name too.
+    return (spark.read.format("json").schema("region STRING, manager STRING")
+            .load(f"{ROOT}/regions").drop("_rescued_data"))
+
+@dp.table
+def sales_with_manager():
+    return dp.read_stream("all_sales").join(spark.read.table("regions"), "region", "left")
+
+@dp.materialized_view
+def everything():
+    return (spark.read.table("all_sales").select("id", "region")
+            .unionByName(spark.read.table("regions").select("region"), allowMissingColumns=True))
+"#;
+    let land = |lab: &TestLab, dir: &str, lines: &str| {
+        let at = lab.data().join("landing").join(dir);
+        std::fs::create_dir_all(&at).unwrap();
+        let n = std::fs::read_dir(&at).unwrap().count();
+        std::fs::write(at.join(format!("{n}.json")), lines).unwrap();
+    };
+    let north = "{\"id\": 1, \"region\": \"n\", \"qty\": 2, \"note\": \"x\"}\n{\"id\": 2, \"region\": \"s\", \"qty\": 3, \"note\": \"y\"}\n";
+    let south = "{\"id\": 3, \"region\": \"s\", \"qty\": 1, \"note\": \"z\"}\n{\"id\": 4, \"region\": \"w\", \"qty\": 5, \"note\": null}\n";
+    let regions =
+        "{\"region\": \"n\", \"manager\": \"ann\"}\n{\"region\": \"s\", \"manager\": \"bo\"}\n";
+    // One lab gets everything in one run, the other a source a run.
+    let (whole, split) = (
+        TestLab::new("python-joins"),
+        TestLab::new("python-joins-split"),
+    );
+    for lab in [&whole, &split] {
+        let project = python_project(lab, code, None);
+        land(lab, "regions", regions);
+        if std::ptr::eq(lab, &split) {
+            lab.ok(&["pipeline", "run", &project]);
+        }
+        land(lab, "north", north);
+        if std::ptr::eq(lab, &split) {
+            lab.ok(&["pipeline", "run", &project]);
+        }
+        land(lab, "south", south);
+        lab.ok(&["pipeline", "run", &project]);
+        assert_eq!(
+            rows(lab, "all_sales", &["id", "region", "qty", "note"]),
+            vec![
+                "1|\"n\"|2|\"x\"",
+                "2|\"s\"|3|\"y\"",
+                "3|\"s\"|1|null",
+                "4|\"w\"|5|null"
+            ]
+        );
+        assert_eq!(
+            rows(lab, "sales_with_manager", &["id", "region", "manager"]),
+            vec![
+                "1|\"n\"|\"ann\"",
+                "2|\"s\"|\"bo\"",
+                "3|\"s\"|\"bo\"",
+                "4|\"w\"|null"
+            ]
+        );
+        assert_eq!(
+            rows(lab, "everything", &["id", "region"]),
+            vec![
+                "1|\"n\"",
+                "2|\"s\"",
+                "3|\"s\"",
+                "4|\"w\"",
+                "null|\"n\"",
+                "null|\"s\""
+            ]
+        );
+    }
+}
+
+#[test]
 fn python_outside_the_subset_is_refused_at_its_line_and_column() {
     let lab = TestLab::new("python-refused");
-    let cases: [(&str, &str, &str); 5] = [
+    let cases: [(&str, &str, &str); 8] = [
+        (
+            "from pyspark import pipelines as dp\n\n@dp.append_flow(target=\"t\")\n@dp.expect(\"r\", \"x > 0\")\ndef f():\n    return spark.readStream.table(\"a\")\n",
+            "t.py:5:1",
+            "declare it with its target",
+        ),
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.read.table(\"a\").join(spark.read.table(\"b\"), F.col(\"x\") == F.col(\"y\"))\n",
+            "t.py:5:62",
+            "a condition on two frames' columns is not followed",
+        ),
+        (
+            "from pyspark import pipelines as dp\nA = \"x\"\n\n@dp.table\ndef t():\n    return spark.read.table(f\"{A.upper()}\")\n",
+            "t.py:6:31",
+            "only {NAME} of a constant",
+        ),
         (
             "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    for x in range(3):\n        pass\n    return spark.read.table(\"a\")\n",
             "t.py:5:5",

@@ -239,7 +239,7 @@ impl Running<'_> {
         let closed = self.windows.advance(self.latest);
         let closed = closed.into_iter().map(|((s, k), a)| (s, k, a)).collect();
         let mut keys: Vec<(Vec<Cell>, i64)> = self.windows.keys.into_iter().collect();
-        keys.sort();
+        keys.sort_unstable();
         let state = WindowState {
             watermark: self.windows.watermark,
             open: self

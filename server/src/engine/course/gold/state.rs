@@ -140,7 +140,7 @@ impl GoldState {
                 first_event_time: *t,
             })
             .collect();
-        keys.sort_by(|a, b| (a.order_id, &a.status).cmp(&(b.order_id, &b.status)));
+        keys.sort_unstable_by(|a, b| (a.order_id, &a.status).cmp(&(b.order_id, &b.status)));
         let file = StateFile {
             bronze_version,
             dedup: self.dedup(),

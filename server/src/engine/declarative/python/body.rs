@@ -144,6 +144,18 @@ impl Frame {
         }
     }
 
+    /// This frame and `other` as one query, `sql(this query, other's)`: a join or a union. It is
+    /// a stream when either side is (a stream joined with a table read whole, as Spark's
+    /// stream-static join).
+    pub fn combined(self, other: &Frame, sql: impl FnOnce(String, String) -> String) -> Frame {
+        let query = sql(self.query(), other.query());
+        Frame {
+            body: Body::Query(query),
+            stream: self.stream || other.stream,
+            ..self
+        }
+    }
+
     pub fn wrap_where(mut self, condition: &str) -> Frame {
         if let Body::Source { wheres, .. } = &mut self.body {
             wheres.push(condition.to_string());

@@ -53,12 +53,12 @@ pub fn constant(
     constants: &BTreeMap<String, String>,
 ) -> Result<String, ParseError> {
     match node.kind() {
-        "string" => string(source, node),
+        "string" => string(source, node, constants),
         "concatenated_string" => {
             let mut out = String::new();
             let mut cursor = node.walk();
             for part in node.named_children(&mut cursor) {
-                out.push_str(&string(source, part)?);
+                out.push_str(&string(source, part, constants)?);
             }
             Ok(out)
         }
@@ -77,17 +77,20 @@ pub fn constant(
 }
 
 /// A string literal's text (no f-strings, no byte strings).
-fn string(source: Source, node: Node) -> Result<String, ParseError> {
+/// A string literal's text; in an f-string, `{NAME}` is the constant NAME's text (nothing else
+/// is followed: a conversion or a format, an expression, a name that is not a constant).
+fn string(
+    source: Source,
+    node: Node,
+    constants: &BTreeMap<String, String>,
+) -> Result<String, ParseError> {
     let raw = source.text(node);
     let prefix: String = raw
         .chars()
         .take_while(|c| c.is_ascii_alphabetic())
         .collect();
-    if prefix.to_ascii_lowercase().contains(['f', 'b']) {
-        return Err(source.error(
-            node,
-            "f-strings and byte strings are not followed: write the text, or a constant".into(),
-        ));
+    if prefix.to_ascii_lowercase().contains('b') {
+        return Err(source.error(node, "byte strings are not followed: write the text".into()));
     }
     let mut out = String::new();
     let mut cursor = node.walk();
@@ -103,6 +106,20 @@ fn string(source: Source, node: Node) -> Result<String, ParseError> {
                 other => other,
             }),
             "string_start" | "string_end" => {}
+            "escape_interpolation" => out.push_str(&source.text(part)[..1]),
+            "interpolation" => {
+                let named = part.child_by_field_name("expression");
+                let plain = part.named_child_count() == 1;
+                match named.filter(|e| plain && e.kind() == "identifier") {
+                    Some(name) => out.push_str(&constant(source, name, constants)?),
+                    None => {
+                        return Err(source.error(
+                            part,
+                            "in an f-string, only {NAME} of a constant this file defines is followed".into(),
+                        ));
+                    }
+                }
+            }
             other => {
                 return Err(source.error(part, format!("a {other} in a string is not followed")));
             }

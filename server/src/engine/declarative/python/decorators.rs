@@ -20,12 +20,17 @@ pub struct Declared {
     expectations: Vec<(String, String, &'static str)>,
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 enum Kind {
     /// `@dp.table`: a streaming table over a stream, else a materialized view.
     Table,
     MaterializedView,
     TemporaryView,
+    /// `@dp.append_flow(target=...)`: one more flow into a streaming table declared elsewhere
+    /// (`dp.create_streaming_table`), its rows appended by name.
+    AppendFlow {
+        target: String,
+    },
 }
 
 impl Declared {
@@ -93,6 +98,26 @@ impl Declared {
                         }
                     }
                 }
+                "append_flow" => {
+                    let mut target = None;
+                    for (key, value) in keywords {
+                        match key.as_str() {
+                            "target" => target = Some(constant(source, value, constants)?),
+                            "name" => out.name = constant(source, value, constants)?,
+                            "comment" | "spark_conf" => {}
+                            other => {
+                                return Err(source.error(
+                                    value,
+                                    format!("@{text}: the argument {other} is not supported (once=True batch flows are not followed)"),
+                                ));
+                            }
+                        }
+                    }
+                    let target = target.ok_or_else(|| {
+                        source.error(*decorator, format!("@{text} needs target=\"table\""))
+                    })?;
+                    kind = Some(Kind::AppendFlow { target });
+                }
                 "expect" | "expect_or_drop" | "expect_or_fail" => {
                     let action = violation(what);
                     let [rule, condition] = positional.as_slice() else {
@@ -120,7 +145,7 @@ impl Declared {
                 other => {
                     return Err(source.error(
                         callee,
-                        format!("@{module}.{other} is not supported: table, materialized_view, temporary_view and the expect decorators are"),
+                        format!("@{module}.{other} is not supported: table, materialized_view, temporary_view, append_flow and the expect decorators are"),
                     ));
                 }
             }
@@ -137,7 +162,10 @@ impl Declared {
     /// The SQL statement, on one line.
     pub fn statement(&self, source: Source, frame: &Frame, at: Node) -> Result<String, ParseError> {
         let name = name(source, at, &self.name)?;
-        let what = match (self.kind, frame.stream) {
+        if let Kind::AppendFlow { target } = &self.kind {
+            return self.append_flow(source, frame, at, (&name, target));
+        }
+        let what = match (&self.kind, frame.stream) {
             (Kind::TemporaryView, _) => {
                 return Ok(format!(
                     "CREATE TEMPORARY VIEW {name} AS {};",
@@ -152,6 +180,7 @@ impl Declared {
                     "a materialized view reads its sources whole: use spark.read, or @dp.table for a streaming table".into(),
                 ));
             }
+            (Kind::AppendFlow { .. }, _) => unreachable!("an append flow is written above"),
         };
         let mut sql = format!("CREATE OR REFRESH {what} {name}");
         if !self.expectations.is_empty() {
@@ -185,6 +214,43 @@ impl Declared {
             sql.push_str(&format!(" TBLPROPERTIES ({})", pairs.join(", ")));
         }
         sql.push_str(&format!(" AS {};", &frame.query()));
+        Ok(sql.replace('\n', " "))
+    }
+}
+
+impl Declared {
+    /// `CREATE FLOW name AS INSERT INTO target BY NAME query;` (PIPELINES §2): the target's
+    /// rules and properties are the target's own, declared with it.
+    fn append_flow(
+        &self,
+        source: Source,
+        frame: &Frame,
+        at: Node,
+        (name, target): (&str, &str),
+    ) -> Result<String, ParseError> {
+        let target = super::column::name(source, at, target)?;
+        let refused = |what: &str| {
+            Err(source.error(
+                at,
+                format!("{what} on an append flow: declare it with its target (dp.create_streaming_table(\"{target}\", ...))"),
+            ))
+        };
+        if !self.expectations.is_empty() {
+            return refused("expectations");
+        }
+        if frame.dedup.is_some() || frame.within.is_some() {
+            return refused("dropping duplicates");
+        }
+        if !frame.stream {
+            return Err(source.error(
+                at,
+                "an append flow reads a stream: spark.readStream or dp.read_stream".into(),
+            ));
+        }
+        let sql = format!(
+            "CREATE FLOW {name} AS INSERT INTO {target} BY NAME {};",
+            frame.query()
+        );
         Ok(sql.replace('\n', " "))
     }
 }

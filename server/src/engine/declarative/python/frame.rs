@@ -10,6 +10,7 @@ use tree_sitter::Node;
 use super::Source;
 pub use super::body::Frame;
 use super::column::{MODULES, arguments, column, constant, name, quoted, split};
+use super::join::{join_keys, join_sql};
 use crate::engine::declarative::parse::ParseError;
 
 /// A reader being set up: `spark.read(Stream).format(...).option(...).schema(...)`.
@@ -203,6 +204,55 @@ fn call(
             f.dedup = Some(keys);
             Ok(Step::Frame(f))
         }
+        (Step::Frame(f), "drop") => {
+            let names = positional
+                .iter()
+                .map(|arg| match arg.kind() {
+                    "string" | "concatenated_string" | "identifier" => {
+                        name(source, *arg, &constant(source, *arg, constants)?)
+                    }
+                    _ => column(source, *arg, constants),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if names.is_empty() {
+                return Err(source.error(node, "name the columns to drop".into()));
+            }
+            // Spark passes over a name the frame does not have; DataFusion refuses it, naming
+            // it, when the flow is planned (a misspelt name is more often a mistake).
+            Ok(Step::Frame(f.wrap(
+                format!("SELECT * EXCEPT ({})", names.join(", ")),
+                None,
+            )))
+        }
+        (Step::Frame(f), "join") => {
+            let other = other_frame(source, node, positional.first(), constants)?;
+            let on = positional
+                .get(1)
+                .copied()
+                .or_else(|| keyword(&keywords, "on"))
+                .ok_or_else(|| {
+                    source.error(node, "join needs on=\"column\" or a list of them".into())
+                })?;
+            let keys = join_keys(source, on, constants)?;
+            let how = match positional
+                .get(2)
+                .copied()
+                .or_else(|| keyword(&keywords, "how"))
+            {
+                Some(how) => constant(source, how, constants)?,
+                None => "inner".into(),
+            };
+            let sql = join_sql(source, node, &keys, &how)?;
+            Ok(Step::Frame(f.combined(&other, sql)))
+        }
+        (Step::Frame(f), "unionByName") => {
+            let other = other_frame(source, node, positional.first(), constants)?;
+            // BY NAME: columns matched by name, one side's missing ones NULL (Spark asks for
+            // allowMissingColumns=True for that; without it, a missing column is its error).
+            Ok(Step::Frame(f.combined(&other, |a, b| {
+                format!("SELECT * FROM ({a}) AS a UNION ALL BY NAME SELECT * FROM ({b}) AS b")
+            })))
+        }
         (Step::Frame(f), "groupBy" | "groupby") => Ok(Step::Grouped(f, columns(0)?)),
         (Step::Grouped(f, keys), "count") => Ok(Step::Frame(
             f.grouped(&keys, vec![("count(*)".into(), Some("count".into()))]),
@@ -244,10 +294,34 @@ fn call(
             Err(source.error(
                 function,
                 format!(
-                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, dropDuplicates, withWatermark, dropDuplicatesWithinWatermark, groupBy(...).count() and .agg(...)"
+                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, drop, join, unionByName, dropDuplicates, withWatermark, dropDuplicatesWithinWatermark, groupBy(...).count() and .agg(...)"
                 ),
             ))
         }
+    }
+}
+
+/// A keyword argument's value.
+fn keyword<'t>(keywords: &[(String, Node<'t>)], key: &str) -> Option<Node<'t>> {
+    keywords.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+}
+
+/// The other DataFrame of a join or a union: a chain of its own, written in place (a variable
+/// is not followed), with no duplicate keys of its own (they are its table's property).
+fn other_frame(
+    source: Source,
+    at: Node,
+    arg: Option<&Node>,
+    constants: &BTreeMap<String, String>,
+) -> Result<Frame, ParseError> {
+    let arg = arg.ok_or_else(|| source.error(at, "name the other DataFrame".into()))?;
+    match step(source, *arg, constants)? {
+        Step::Frame(f) if f.dedup.is_none() && f.within.is_none() => Ok(f),
+        Step::Frame(_) => Err(source.error(
+            *arg,
+            "drop duplicates on the joined side in a dataset of its own".into(),
+        )),
+        _ => Err(source.error(*arg, "the other side must be a DataFrame: spark.read.table(\"t\"), dp.read_stream(\"t\"), ...".into())),
     }
 }
 

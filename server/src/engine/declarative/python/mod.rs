@@ -12,6 +12,7 @@ mod calls;
 mod column;
 mod decorators;
 mod frame;
+mod join;
 
 use std::collections::BTreeMap;
 
