@@ -345,9 +345,12 @@ impl Flow for Declared<'_> {
         let mut state = restored.state;
         state.flows.insert(self.flow.name.clone(), output.progress);
         let dir = state_dir(cx, target);
+        let mut lap = Lap::new();
         state::save(&dir, version, &state)?;
+        lap.took("state", event);
         if let Some(late) = output.late {
             side::write(cx, &side::LATE_ROWS, (target, version), late).await?;
+            lap.took("late rows", event);
         }
         let sorted = match output.written {
             Written::Rows(sorted) => sorted,
@@ -360,6 +363,7 @@ impl Flow for Declared<'_> {
         };
         if let Some(quarantined) = sorted.quarantined {
             side::write(cx, &side::QUARANTINED, (target, version), quarantined).await?;
+            lap.took("quarantine", event);
         }
         let rows = expectations::visible(&sorted.kept).map_err(|source| TableError::Arrow {
             table: target.clone(),
@@ -402,11 +406,33 @@ impl Flow for Declared<'_> {
                 table: target.clone(),
                 source,
             })?;
+        lap.took("write", event);
         event.figures.rows_written = written;
         event.figures.table_version = Some(tables::version(&table));
         state::keep(&cx.tables, &dir, version, std::sync::Arc::new(state));
         state::remove_old(&dir, version);
         Ok(())
+    }
+}
+
+/// Where a step's time goes: each stage's milliseconds in the flow's event (`stages_ms`, shown
+/// with the run's events).
+pub(crate) struct Lap(std::time::Instant);
+
+impl Lap {
+    pub(crate) fn new() -> Self {
+        Self(std::time::Instant::now())
+    }
+
+    /// Records the time since the last stage as `stage`'s.
+    pub(crate) fn took(&mut self, stage: &str, event: &mut FlowRun) {
+        let ms = self.0.elapsed().as_millis() as u64;
+        *event
+            .figures
+            .stages_ms
+            .entry(stage.to_string())
+            .or_default() += ms;
+        self.0 = std::time::Instant::now();
     }
 }
 

@@ -17,6 +17,7 @@ mod schema;
 pub use cells::{Columns, canonical, cell};
 pub use schema::output_schema;
 
+use super::Lap;
 use super::expectations::Origin;
 use super::late::{self, Late};
 use super::session::Bounds;
@@ -71,6 +72,7 @@ pub async fn process(
         table: target.to_string(),
         source,
     };
+    let mut lap = Lap::new();
     // The windows need only their own columns; the few late rows are read again whole below.
     let df = ctx
         .sql(&plan.input_sql(dedup, false))
@@ -78,6 +80,7 @@ pub async fn process(
         .map_err(query)?;
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let batches = bounds.collect(df, target).await?;
+    lap.took("query", event);
     // The shape was checked against the state's when the flow read (`same_shape`).
     let shape = shape(plan, dedup);
     let before = state.watermark;
@@ -97,6 +100,7 @@ pub async fn process(
         }
         at += batch.num_rows();
     }
+    lap.took("windows", event);
     let late_rows = match late.is_empty() {
         true => None,
         false => {
@@ -106,7 +110,9 @@ pub async fn process(
             let whole = bounds.collect(df, target).await?;
             let placed = placed(&whole, &late, plan.width);
             let (width, hidden) = (plan.width, plan.hidden(dedup));
-            late::rows(&whole, hidden, &placed, (width, before), origin)?
+            let rows = late::rows(&whole, hidden, &placed, (width, before), origin)?;
+            lap.took("late rows", event);
+            rows
         }
     };
     event.figures.watermark_before = before.map(format_micros);
