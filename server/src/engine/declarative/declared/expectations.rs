@@ -273,6 +273,17 @@ pub(super) fn row_json(batch: &RecordBatch, row: usize) -> Result<String, FlowEr
         .to_string())
 }
 
+/// Every row of `batch` as JSON, written at once (JSON escapes a newline inside a text, so the
+/// lines are the rows).
+pub(super) fn rows_json(batch: &RecordBatch) -> Result<Vec<String>, FlowError> {
+    let shown = visible(batch).map_err(|e| arrow_error("row", e))?;
+    let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
+    writer.write(&shown).map_err(|e| arrow_error("row", e))?;
+    writer.finish().map_err(|e| arrow_error("row", e))?;
+    let text = String::from_utf8_lossy(&writer.into_inner()).into_owned();
+    Ok(text.lines().map(|l| l.trim().to_string()).collect())
+}
+
 fn text_at(batch: &RecordBatch, name: &str, row: usize) -> Option<String> {
     let c = batch.column_by_name(name)?;
     c.as_string_opt::<i32>()

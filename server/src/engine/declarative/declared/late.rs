@@ -6,11 +6,12 @@
 use std::sync::Arc;
 
 use arrow::array::TimestampMicrosecondArray;
+use arrow::array::UInt32Array;
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
-use arrow::compute::cast;
+use arrow::compute::{cast, concat_batches, take_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
-use super::expectations::{Origin, file_of, line_of, number_at, row_json};
+use super::expectations::{Origin, file_of, line_of, number_at, row_json, rows_json};
 use super::sources::VERSION;
 use crate::engine::flow::FlowError;
 use crate::engine::tables::TableError;
@@ -143,22 +144,32 @@ pub fn rows(
         return Ok(None);
     }
     let n = late.len();
-    let mut texts = vec![];
-    let mut files = vec![];
-    let mut lines = vec![];
-    let mut versions = vec![];
-    let mut partitions = vec![];
-    let mut offsets = vec![];
-    for one in late {
-        let batch = &batches[one.batch];
+    // The late rows' own columns taken out together, in input order (`late` is), so their JSON
+    // is written at once rather than a row at a time (a run can read thousands late).
+    let mut parts = vec![];
+    for (b, batch) in batches.iter().enumerate() {
+        let rows: Vec<u32> = late
+            .iter()
+            .filter(|l| l.batch == b)
+            .map(|l| l.row as u32)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
         let own: Vec<usize> = (hidden..batch.num_columns()).collect();
         let source = batch.project(&own).map_err(arrow_error)?;
-        texts.push(Some(row_json(&source, one.row)?));
-        files.push(file_of(&source, one.row));
-        lines.push(line_of(&source, one.row));
-        versions.push(number_at(&source, VERSION, one.row));
-        partitions.push(whole(&source, "partition", one.row));
-        offsets.push(whole(&source, "offset", one.row));
+        parts.push(take_record_batch(&source, &UInt32Array::from(rows)).map_err(arrow_error)?);
+    }
+    let source = concat_batches(&parts[0].schema(), &parts).map_err(arrow_error)?;
+    let texts: Vec<Option<String>> = rows_json(&source)?.into_iter().map(Some).collect();
+    let (mut files, mut lines, mut versions) = (vec![], vec![], vec![]);
+    let (mut partitions, mut offsets) = (vec![], vec![]);
+    for row in 0..source.num_rows() {
+        files.push(file_of(&source, row));
+        lines.push(line_of(&source, row));
+        versions.push(number_at(&source, VERSION, row));
+        partitions.push(whole(&source, "partition", row));
+        offsets.push(whole(&source, "offset", row));
     }
     let times = |values: Vec<Option<i64>>| -> ArrayRef {
         Arc::new(TimestampMicrosecondArray::from(values).with_timezone("UTC"))

@@ -350,7 +350,7 @@ impl Flow for Declared<'_> {
         lap.took("state", event);
         if let Some(late) = output.late {
             side::write(cx, &side::LATE_ROWS, (target, version), late).await?;
-            lap.took("late rows", event);
+            lap.took("late ledger", event);
         }
         let sorted = match output.written {
             Written::Rows(sorted) => sorted,
@@ -391,21 +391,29 @@ impl Flow for Declared<'_> {
                 (rows, SaveMode::Overwrite, SchemaMode::Overwrite)
             }
         };
-        let committed = tables::commit_properties(&table, progress);
-        // One partition, so one file in the rows' order: a stream of this table reads its rows
-        // in landing order (several writers would store them in several files, in the order
-        // the writers finished).
-        let table = table
-            .write(vec![rows])
-            .with_session_state(tables::in_order_writes())
-            .with_save_mode(save)
-            .with_schema_mode(schema)
-            .with_commit_properties(committed)
-            .await
-            .map_err(|source| TableError::Delta {
-                table: target.clone(),
-                source,
-            })?;
+        let same_columns = tables::arrow_schema(&table)?.fields().len() == rows.num_columns();
+        let table = match (save, same_columns) {
+            // Rows added in the table's columns: delta-rs's writer, one file in the rows' order,
+            // without planning the append as a query (the course's streams write so).
+            (SaveMode::Append, true) => tables::append(table, vec![rows], progress).await?,
+            _ => {
+                let committed = tables::commit_properties(&table, progress);
+                // One partition, so one file in the rows' order: a stream of this table reads
+                // its rows in landing order (several writers would store them in several files,
+                // in the order the writers finished).
+                table
+                    .write(vec![rows])
+                    .with_session_state(tables::in_order_writes())
+                    .with_save_mode(save)
+                    .with_schema_mode(schema)
+                    .with_commit_properties(committed)
+                    .await
+                    .map_err(|source| TableError::Delta {
+                        table: target.clone(),
+                        source,
+                    })?
+            }
+        };
         lap.took("write", event);
         event.figures.rows_written = written;
         event.figures.table_version = Some(tables::version(&table));
