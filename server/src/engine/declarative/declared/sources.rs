@@ -313,7 +313,10 @@ async fn changes(
             source,
         })
     };
-    let rows = arrow::compute::concat_batches(&schema, &rows).map_err(arrow)?;
+    let rows = match rows.len() {
+        1 => rows.into_iter().next().expect("one batch"),
+        _ => arrow::compute::concat_batches(&schema, &rows).map_err(arrow)?,
+    };
     // A stable sort by version: the rows of one commit keep their stored order.
     let versions = rows
         .column_by_name(VERSION)
@@ -323,6 +326,10 @@ async fn changes(
                 "{name}: its change feed has no version"
             )))
         })?;
+    if versions.values().is_sorted() {
+        // In landing order already (one commit, or commits read in turn): no copy.
+        return Ok(vec![rows]);
+    }
     let mut order: Vec<u32> = (0..rows.num_rows() as u32).collect();
     order.sort_by_key(|&i| versions.value(i as usize));
     let order = arrow::array::UInt32Array::from(order);
