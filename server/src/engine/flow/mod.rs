@@ -342,3 +342,24 @@ mod tests {
         );
     }
 }
+
+/// Where a step's time goes: each stage's milliseconds in the flow's event (`stages_ms`, shown
+/// with the run's events).
+pub struct Lap(std::time::Instant);
+
+impl Lap {
+    pub fn start() -> Self {
+        Self(std::time::Instant::now())
+    }
+
+    /// Records the time since the last stage as `stage`'s.
+    pub fn took(&mut self, stage: &str, event: &mut FlowRun) {
+        let ms = self.0.elapsed().as_millis() as u64;
+        *event
+            .figures
+            .stages_ms
+            .entry(stage.to_string())
+            .or_default() += ms;
+        self.0 = std::time::Instant::now();
+    }
+}

@@ -345,7 +345,7 @@ impl Flow for Declared<'_> {
         let mut state = restored.state;
         state.flows.insert(self.flow.name.clone(), output.progress);
         let dir = state_dir(cx, target);
-        let mut lap = Lap::new();
+        let mut lap = crate::engine::flow::Lap::start();
         state::save(&dir, version, &state)?;
         lap.took("state", event);
         if let Some(late) = output.late {
@@ -420,27 +420,6 @@ impl Flow for Declared<'_> {
         state::keep(&cx.tables, &dir, version, std::sync::Arc::new(state));
         state::remove_old(&dir, version);
         Ok(())
-    }
-}
-
-/// Where a step's time goes: each stage's milliseconds in the flow's event (`stages_ms`, shown
-/// with the run's events).
-pub(crate) struct Lap(std::time::Instant);
-
-impl Lap {
-    pub(crate) fn new() -> Self {
-        Self(std::time::Instant::now())
-    }
-
-    /// Records the time since the last stage as `stage`'s.
-    pub(crate) fn took(&mut self, stage: &str, event: &mut FlowRun) {
-        let ms = self.0.elapsed().as_millis() as u64;
-        *event
-            .figures
-            .stages_ms
-            .entry(stage.to_string())
-            .or_default() += ms;
-        self.0 = std::time::Instant::now();
     }
 }
 

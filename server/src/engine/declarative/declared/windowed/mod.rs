@@ -17,13 +17,12 @@ mod schema;
 pub use cells::{Columns, canonical, cell};
 pub use schema::output_schema;
 
-use super::Lap;
 use super::expectations::Origin;
 use super::late::{self, Late};
 use super::session::Bounds;
 use crate::engine::declarative::sql::window::WindowPlan;
 use crate::engine::event::format_micros;
-use crate::engine::flow::{FlowError, Refusal};
+use crate::engine::flow::{FlowError, Lap, Refusal};
 use crate::engine::streaming::watermark::window_start;
 use crate::engine::streaming::window::{Fate, Shape, WindowState};
 use crate::engine::tables::TableError;
@@ -72,7 +71,7 @@ pub async fn process(
         table: target.to_string(),
         source,
     };
-    let mut lap = Lap::new();
+    let mut lap = Lap::start();
     // The windows need only their own columns; the few late rows are read again whole below.
     let df = ctx
         .sql(&plan.input_sql(dedup, false))
