@@ -257,7 +257,22 @@ def everything():
 #[test]
 fn python_outside_the_subset_is_refused_at_its_line_and_column() {
     let lab = TestLab::new("python-refused");
-    let cases: [(&str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str); 11] = [
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").unionByName(spark.read.table(\"b\"))\n",
+            "t.py:5:12",
+            "a union of a stream and a table read whole",
+        ),
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").join(spark.read.table(\"b\"), \"k\", \"right\")\n",
+            "t.py:5:12",
+            "keeps the stream's side",
+        ),
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").dropDuplicates([\"k\"]).join(spark.read.table(\"b\"), \"k\")\n",
+            "t.py:5:12",
+            "dropping duplicates before a join",
+        ),
         (
             "from pyspark import pipelines as dp\n\n@dp.append_flow(target=\"t\")\n@dp.expect(\"r\", \"x > 0\")\ndef f():\n    return spark.readStream.table(\"a\")\n",
             "t.py:5:1",

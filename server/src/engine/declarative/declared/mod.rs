@@ -110,6 +110,8 @@ pub struct Restored {
     table: Option<DeltaTable>,
     committed: i64,
     state: TableState,
+    /// Where its state files are.
+    state_dir: std::path::PathBuf,
     /// An AUTO CDC flow's committed events.
     events_dir: std::path::PathBuf,
 }
@@ -170,6 +172,7 @@ impl Flow for Declared<'_> {
             table,
             committed,
             state,
+            state_dir: state_dir(cx, &self.flow.target),
             events_dir: events_dir(cx, &self.flow.target),
         })
     }
@@ -257,9 +260,11 @@ impl Flow for Declared<'_> {
                 let dedup = windowed::dedup_columns(property);
                 let flow = &self.flow.name;
                 let before = restored.state.windows.remove(flow).unwrap_or_default();
-                let (ctx, bounds) = (&new.ctx, &new.bounds);
-                let plan = (plan, dedup.as_slice());
-                let done = windowed::process(ctx, bounds, plan, before, &origin, event).await?;
+                let committed = (restored.committed, restored.state_dir.as_path());
+                let new = (&new.ctx, &new.bounds);
+                let (spec, plan) = (self.flow, (plan, dedup.as_slice()));
+                let done = windowed::run(new, spec, plan, (before, committed), &origin, event);
+                let done = done.await?;
                 restored.state.windows.insert(flow.clone(), done.state);
                 late = done.late;
                 done.rows

@@ -109,7 +109,8 @@ fn string(
             "escape_interpolation" => out.push_str(&source.text(part)[..1]),
             "interpolation" => {
                 let named = part.child_by_field_name("expression");
-                let plain = part.named_child_count() == 1;
+                // `{`, the name, `}`: no `=`, conversion or format.
+                let plain = part.named_child_count() == 1 && part.child_count() == 3;
                 match named.filter(|e| plain && e.kind() == "identifier") {
                     Some(name) => out.push_str(&constant(source, name, constants)?),
                     None => {

@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::Source;
 pub use super::body::Frame;
 use super::column::{MODULES, arguments, column, constant, name, quoted, split};
-use super::join::{join_keys, join_sql};
+use super::join::{combinable, join_keys, join_sql};
 use crate::engine::declarative::parse::ParseError;
 
 /// A reader being set up: `spark.read(Stream).format(...).option(...).schema(...)`.
@@ -243,10 +243,12 @@ fn call(
                 None => "inner".into(),
             };
             let sql = join_sql(source, node, &keys, &how)?;
+            combinable(source, node, (&f, &other), Some(&how))?;
             Ok(Step::Frame(f.combined(&other, sql)))
         }
         (Step::Frame(f), "unionByName") => {
             let other = other_frame(source, node, positional.first(), constants)?;
+            combinable(source, node, (&f, &other), None)?;
             // BY NAME: columns matched by name, one side's missing ones NULL (Spark asks for
             // allowMissingColumns=True for that; without it, a missing column is its error).
             Ok(Step::Frame(f.combined(&other, |a, b| {

@@ -7,6 +7,7 @@ use tree_sitter::Node;
 
 use super::Source;
 use super::column::{constant, name};
+use super::frame::Frame;
 use crate::engine::declarative::parse::ParseError;
 
 /// `on="k"` or `on=["k1", "k2"]`: the key columns' names.
@@ -87,4 +88,44 @@ pub fn join_sql(
     Ok(move |left: String, right: String| {
         format!("SELECT {items} FROM ({left}) AS l {kind} ({right}) AS r ON {condition}")
     })
+}
+
+/// Whether `left` may be joined with (`how`) or put in a union with (`None`) `right`, as Spark
+/// allows in a pipeline: two tables read whole, or a stream on the left joined with a table read
+/// whole (inner, left, semi or anti: the others would give the table's unmatched rows again on
+/// every run), or a union of two streams; duplicates dropped before it are not followed (they
+/// are the table's property, and would act after it).
+pub fn combinable(
+    source: Source,
+    at: Node,
+    (left, right): (&Frame, &Frame),
+    how: Option<&str>,
+) -> Result<(), ParseError> {
+    let refuse = |why: &str| Err(source.error(at, why.to_string()));
+    if left.dedup.is_some() || left.within.is_some() {
+        return refuse(
+            "dropping duplicates before a join or a union is not followed: drop them in a dataset of its own, then read that",
+        );
+    }
+    let how = how.map(|h| h.to_ascii_lowercase().replace('_', ""));
+    match (left.stream, right.stream, how.as_deref()) {
+        (false, false, _) | (true, true, None) => Ok(()),
+        (
+            true,
+            false,
+            Some("inner" | "left" | "leftouter" | "semi" | "leftsemi" | "anti" | "leftanti"),
+        ) => Ok(()),
+        (true, false, Some(_)) => refuse(
+            "a stream joined with a table read whole keeps the stream's side: how=inner, left, left_semi or left_anti",
+        ),
+        (false, true, Some(_)) => refuse(
+            "put the stream on the left of a join with a table read whole (spark.readStream...join(spark.read...))",
+        ),
+        (true, true, Some(_)) => {
+            refuse("a join of two streams is not followed: join a stream with a table read whole")
+        }
+        (_, _, None) => refuse(
+            "a union of a stream and a table read whole: read both as streams, or both whole",
+        ),
+    }
 }

@@ -124,10 +124,9 @@ pub fn load(
     keys: &[String],
     wanted: Option<&BTreeSet<OwnedRow>>,
 ) -> Result<RecordBatch, FlowError> {
-    let first = wanted
-        .map(|w| FirstKeys::of(w, schema, keys).map_err(|e| error(dir, e)))
-        .transpose()?
-        .flatten();
+    // Without it (a key of a type it does not order, or a key it cannot read back), every file
+    // is read.
+    let first = wanted.and_then(|w| FirstKeys::of(w, schema, keys).ok().flatten());
     let wanted: Option<HashSet<Box<[u8]>>> =
         wanted.map(|w| w.iter().map(|r| r.row().as_ref().into()).collect());
     let mut out = vec![];
@@ -178,7 +177,17 @@ impl FirstKeys {
         let (Some(column), types) = (keys.first(), converter_types(schema, keys)) else {
             return Ok(None);
         };
-        if types.len() != keys.len() {
+        // Types whose statistics order as their values do: no NaN (left out of a float
+        // column's statistics), no dictionary (read back as its values' type).
+        let ordered = |t: &arrow::datatypes::DataType| {
+            use arrow::datatypes::DataType::*;
+            t.is_integer()
+                || matches!(
+                    t,
+                    Utf8 | LargeUtf8 | Date32 | Date64 | Timestamp(..) | Decimal128(..)
+                )
+        };
+        if types.len() != keys.len() || !ordered(&types[0]) {
             return Ok(None);
         }
         let whole = RowConverter::new(types.iter().cloned().map(SortField::new).collect())?;
@@ -208,9 +217,10 @@ impl FirstKeys {
             )
             .ok()?;
             let groups = builder.metadata().row_groups();
+            // Statistics of another type (the key's type changed since the file was written)
+            // say nothing of this type's order.
             let as_rows = |array: ArrayRef| {
-                let array = cast(&array, &self.kind).ok()?;
-                (array.null_count() == 0).then_some(())?;
+                (array.data_type() == &self.kind && array.null_count() == 0).then_some(())?;
                 self.converter.convert_columns(&[array]).ok()
             };
             let mins = as_rows(stats.row_group_mins(groups.iter()).ok()?)?;

@@ -20,6 +20,7 @@ pub use schema::output_schema;
 use super::expectations::Origin;
 use super::late::{self, Late};
 use super::session::Bounds;
+use crate::engine::declarative::graph::FlowSpec;
 use crate::engine::declarative::sql::window::WindowPlan;
 use crate::engine::event::format_micros;
 use crate::engine::flow::{FlowError, Lap, Refusal};
@@ -57,24 +58,68 @@ pub struct Windowed {
     pub late: Option<RecordBatch>,
 }
 
-/// Runs the flow's input query over the new rows in `ctx` and moves `state` through them.
-pub async fn process(
-    ctx: &SessionContext,
-    bounds: &Bounds,
+/// How a windowed flow reads its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Only the columns its windows need, and the late rows' own columns in a second read of
+    /// the same query: for a flow of one source and no view, whose rows come back in the same
+    /// order.
+    Lean,
+    /// Every column at once: a join or a union may give its rows in another order the second
+    /// time.
+    Whole,
+}
+
+/// A windowed flow's process step: its windows over the new rows, read lean when its one source
+/// gives the same rows twice, else whole; and once more whole, from the state its table's last
+/// commit (`committed`: its version and folder) left, when the second read gave other rows.
+pub async fn run(
+    (ctx, bounds): (&SessionContext, &Bounds),
+    flow: &FlowSpec,
     (plan, dedup): (&WindowPlan, &[String]),
-    state: WindowState,
+    (state, committed): (WindowState, (i64, &std::path::Path)),
     origin: &Origin<'_>,
     event: &mut FlowRun,
 ) -> Result<Windowed, FlowError> {
+    let reading = match flow.query.reads.len() == 1 && flow.views.is_empty() {
+        true => Reading::Lean,
+        false => Reading::Whole,
+    };
+    let read = (plan, dedup, reading);
+    if let Some(done) = process(ctx, bounds, read, state, origin, event).await? {
+        return Ok(done);
+    }
+    let mut before = match committed {
+        (0, _) => super::TableState::default(),
+        (version, dir) => crate::engine::state::load::<super::TableState>(dir, version)?,
+    };
+    let state = before.windows.remove(&flow.name).unwrap_or_default();
+    let read = (plan, dedup, Reading::Whole);
+    let done = process(ctx, bounds, read, state, origin, event).await?;
+    Ok(done.expect("a whole reading keeps its late rows' columns"))
+}
+
+/// Runs the flow's input query over the new rows in `ctx` and moves `state` through them.
+/// `None` when a lean reading's second read did not give the same rows (a condition that
+/// changes from one read to the next, such as `now()`): the caller reads again, whole, from
+/// the committed state.
+async fn process(
+    ctx: &SessionContext,
+    bounds: &Bounds,
+    (plan, dedup, reading): (&WindowPlan, &[String], Reading),
+    state: WindowState,
+    origin: &Origin<'_>,
+    event: &mut FlowRun,
+) -> Result<Option<Windowed>, FlowError> {
     let target = origin.table;
     let query = |source| TableError::Query {
         table: target.to_string(),
         source,
     };
     let mut lap = Lap::start();
-    // The windows need only their own columns; the few late rows are read again whole below.
+    let whole = reading == Reading::Whole;
     let df = ctx
-        .sql(&plan.input_sql(dedup, false))
+        .sql(&plan.input_sql(dedup, whole))
         .await
         .map_err(query)?;
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
@@ -100,16 +145,24 @@ pub async fn process(
         at += batch.num_rows();
     }
     lap.took("windows", event);
-    let late_rows = match late.is_empty() {
-        true => None,
-        false => {
+    let (width, hidden) = (plan.width, plan.hidden(dedup));
+    let late_rows = match (late.is_empty(), reading) {
+        (true, _) => None,
+        (false, Reading::Whole) => {
+            let placed = placed(&batches, &late, (plan, dedup.len()), at)?;
+            let placed = placed.expect("the same rows as read");
+            late::rows(&batches, hidden, &placed, (width, before), origin)?
+        }
+        (false, Reading::Lean) => {
             // The same query with the source's own columns: one partition reads the same rows
-            // in the same order, so the n-th row is the same row.
+            // of one source in the same order, so the n-th row is the same row (its time is
+            // checked).
             let df = ctx.sql(&plan.input_sql(dedup, true)).await.map_err(query)?;
-            let whole = bounds.collect(df, target).await?;
-            let placed = placed(&whole, &late, plan.width);
-            let (width, hidden) = (plan.width, plan.hidden(dedup));
-            let rows = late::rows(&whole, hidden, &placed, (width, before), origin)?;
+            let again = bounds.collect(df, target).await?;
+            let Some(placed) = placed(&again, &late, (plan, dedup.len()), at)? else {
+                return Ok(None);
+            };
+            let rows = late::rows(&again, hidden, &placed, (width, before), origin)?;
             lap.took("late rows", event);
             rows
         }
@@ -122,29 +175,43 @@ pub async fn process(
     event.figures.hours_closed = closed.iter().map(|(s, _, _)| format_micros(*s)).collect();
     let out = output_schema(plan, &schema)?;
     let rows = cells::rows(plan, out, &closed, target)?;
-    Ok(Windowed {
+    Ok(Some(Windowed {
         rows,
         state,
         late: late_rows,
-    })
+    }))
 }
 
-/// Each late row's batch and row in `batches`, from its place in the input (`late` in order).
-fn placed(batches: &[RecordBatch], late: &[(usize, i64)], width: i64) -> Vec<Late> {
+/// Each late row's batch and row in `batches`, from its place in the input (`late` in order);
+/// `None` unless `batches` hold the `total` rows read first, each late row where it was, with
+/// its event time.
+fn placed(
+    batches: &[RecordBatch],
+    late: &[(usize, i64)],
+    (plan, dedup): (&WindowPlan, usize),
+    total: usize,
+) -> Result<Option<Vec<Late>>, FlowError> {
+    if batches.iter().map(RecordBatch::num_rows).sum::<usize>() != total {
+        return Ok(None);
+    }
     let (mut out, mut first, mut next) = (vec![], 0, late.iter().peekable());
     for (b, batch) in batches.iter().enumerate() {
         let end = first + batch.num_rows();
+        let columns = Columns::of(batch, plan, dedup)?;
         while let Some((at, time)) = next.next_if(|(at, _)| *at < end) {
+            if columns.row(at - first).time != Some(*time) {
+                return Ok(None);
+            }
             out.push(Late {
                 batch: b,
                 row: at - first,
                 time: *time,
-                window_start: window_start(*time, width),
+                window_start: window_start(*time, plan.width),
             });
         }
         first = end;
     }
-    out
+    Ok(Some(out))
 }
 
 /// Refuses to go on from `state` with another shape than it started with: its open windows
