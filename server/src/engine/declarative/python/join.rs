@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::Source;
 use super::column::{constant, name};
-use super::frame::Frame;
+use super::body::Frame;
 use crate::engine::declarative::parse::ParseError;
 
 /// `on="k"` or `on=["k1", "k2"]`: the key columns' names.
