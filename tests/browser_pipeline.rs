@@ -12,92 +12,22 @@ mod common;
 #[path = "support/browser.rs"]
 mod browser;
 
+#[path = "browser_pipeline/python.rs"]
+mod python;
+#[path = "support/week14.rs"]
+mod week14;
+
 use browser::{Browser, clear_artifacts, serve_shared, sign_in, sign_in_instead};
 use common::TestLab;
-use serde_json::{Value, json};
+use serde_json::json;
+use week14::{Api, land, run};
 
 const INSTRUCTOR: &str = "instructor-token-for-week-14";
 const SQL: &str = "transformations/support.sql";
 
+/// This binary's screenshots (both tests clear them once, whichever starts first).
 fn week14_screenshot(name: &str) -> bool {
-    name.starts_with("week14-")
-}
-
-/// The dashboard's JSON API as the learner's scripts would call it (to read what the pages do).
-struct Api {
-    base: String,
-    token: String,
-}
-
-impl Api {
-    async fn call(&self, method: &str, path: &str, body: Value) -> Value {
-        let client = reqwest::Client::new();
-        let url = format!("{}{path}", self.base);
-        let request = match method {
-            "GET" => client.get(url),
-            _ => client
-                .post(url)
-                .header("content-type", "application/json")
-                .body(body.to_string()),
-        };
-        let answer = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = answer.status();
-        let text = answer.text().await.unwrap();
-        assert!(status.is_success(), "{method} {path}: {status} {text}");
-        serde_json::from_str(&text).unwrap_or(Value::String(text))
-    }
-
-    /// The lab's newest run id.
-    async fn last_run(&self, lab: &str) -> i64 {
-        let runs = self
-            .call("GET", &format!("/api/labs/{lab}/runs"), json!({}))
-            .await;
-        runs["runs"][0]["id"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("no run: {runs}"))
-    }
-}
-
-/// Clicks the pipeline page's run button, and waits for the run it started to succeed.
-async fn run(browser: &Browser, base: &str, api: &Api) {
-    browser.open(&format!("{base}/labs/sam/pipeline")).await;
-    let button = browser.wait_for(".run-form button[type='submit']").await;
-    browser.click(&button).await;
-    let text = browser.wait_text(".outcome a").await;
-    let id: i64 = text
-        .trim_start_matches("Run #")
-        .split(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no run id in {text:?}"));
-    let waited = std::time::Instant::now();
-    loop {
-        let run = api
-            .call("GET", &format!("/api/labs/sam/runs/{id}"), json!({}))
-            .await;
-        match run["status"].as_str() {
-            Some("running") => {}
-            Some("succeeded") => return,
-            other => panic!("run #{id} ended {other:?}: {run}"),
-        }
-        assert!(
-            waited.elapsed() < browser::PATIENCE,
-            "run #{id} did not end"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-}
-
-/// Lands days `days` of the example from the landing page's form.
-async fn land(browser: &Browser, base: &str, days: &str, last_file: &str) {
-    browser.open(&format!("{base}/labs/sam/landing")).await;
-    let field = browser.wait_for(".land-form input[name='days']").await;
-    browser.type_into(&field, days).await;
-    let button = browser.wait_for(".land-form button[type='submit']").await;
-    browser.click(&button).await;
-    browser
-        .wait_for(&format!("tr[data-file='{last_file}']"))
-        .await;
+    name.starts_with("week14-") || name.starts_with("python-")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

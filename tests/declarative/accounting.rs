@@ -118,3 +118,56 @@ async fn every_row_is_accounted_for_and_a_change_behind_the_pipelines_back_is_na
     );
     assert!(line.contains("by valid_status"), "{line}");
 }
+
+/// A table two append flows fill: the check accounts for both flows' rows together, and names
+/// a row deleted behind the pipeline's back with the flow it came through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_filled_by_two_flows_is_accounted_for_as_one() {
+    let lab = TestLab::new("accounting-flows");
+    let sql = "CREATE OR REFRESH STREAMING TABLE all_sales (CONSTRAINT positive EXPECT (qty > 0) ON VIOLATION DROP ROW);
+CREATE FLOW north AS INSERT INTO all_sales BY NAME
+  SELECT id, qty, 'north' AS region FROM STREAM read_files('landing/north', format => 'json', schema => 'id BIGINT, qty BIGINT');
+CREATE FLOW south AS INSERT INTO all_sales BY NAME
+  SELECT id, qty FROM STREAM read_files('landing/south', format => 'json', schema => 'id BIGINT, qty BIGINT') WHERE id < 100;";
+    let dir = sql_project(&lab, "flows", sql);
+    let project = dir.display().to_string();
+    for (run, rows) in [
+        (1, vec![("north", 1, 5), ("south", 2, 3), ("south", 200, 1)]),
+        (2, vec![("north", 3, -1), ("north", 4, 2), ("south", 5, 7)]),
+    ] {
+        for (region, id, qty) in rows {
+            let folder = lab.data().join("landing").join(region);
+            std::fs::create_dir_all(&folder).unwrap();
+            let file = folder.join(format!("{run}-{id}.json"));
+            std::fs::write(file, format!("{{\"id\": {id}, \"qty\": {qty}}}\n")).unwrap();
+        }
+        lab.ok(&["pipeline", "run", &project]);
+    }
+    let (code, text) = check(&lab, &project);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("ok")
+            && l.ends_with("all_sales: 5 rows read, 4 kept, 1 dropped by positive")),
+        "{text}"
+    );
+    let engine = reckon::Lab::new(reckon::Config::new(lab.data()));
+    let table = engine
+        .flows()
+        .tables
+        .open_named("all_sales")
+        .await
+        .unwrap()
+        .unwrap();
+    table.delete().with_predicate("id = 5").await.unwrap();
+    let (code, text) = check(&lab, &project);
+    assert_eq!(code, Some(1), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("not in it"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("id 5, qty 7"), "{line}");
+    assert!(
+        line.contains("flow south"),
+        "the flow it came through: {line}"
+    );
+}

@@ -1,5 +1,6 @@
 //! A changed definition (PIPELINES §2): a materialized view is recomputed, a streaming table's
-//! new query applies to new rows only, and comments or spacing change nothing.
+//! new query applies to new rows only, and comments or spacing change nothing; the check
+//! recomputes each part of a table with the definition that wrote it (PIPELINES §9).
 
 use super::*;
 
@@ -79,6 +80,43 @@ fn a_changed_view_is_recomputed_and_a_changed_stream_applies_to_new_rows() {
             ("3".into(), "\"open\"".into()),
             ("4".into(), "\"OPEN\"".into())
         ]
+    );
+    // The check recomputes each part of t with the definition that wrote it: no PROBLEM.
+    let checked = |lab: &TestLab| {
+        let out = lab.reckon(&["pipeline", "check", &project]);
+        (out.status.code(), stdout(&out))
+    };
+    let (code, said) = checked(&lab);
+    assert_eq!(code, Some(0), "{said}");
+    let line = |said: &str| {
+        let found = said
+            .lines()
+            .find(|l| l.contains(" t: ") && l.contains("rows read"));
+        found.unwrap_or_else(|| panic!("{said}")).to_string()
+    };
+    assert!(line(&said).starts_with("ok"), "{said}");
+    assert!(line(&said).ends_with("t: 4 rows read, 4 kept"), "{said}");
+
+    // Once more: a rule that drops and a filter, then a third file. Each part keeps its rules.
+    let strict = TABLE
+        .replace(
+            "TABLE t",
+            "TABLE t (CONSTRAINT known EXPECT (status <> 'lost') ON VIOLATION DROP ROW)",
+        )
+        .replace("SELECT id, status", "SELECT id, lower(status) AS status")
+        .replace(
+            "schema => 'id BIGINT, status STRING')",
+            "schema => 'id BIGINT, status STRING') WHERE id <> 7",
+        );
+    write(&dir, &strict, filtered);
+    land(&lab, "3.json", &[(5, "LOST"), (6, "Open"), (7, "open")]);
+    lab.ok(&["pipeline", "run", &project]);
+    assert_eq!(rows(&lab, "t", "id", "status").len(), 5);
+    let (code, said) = checked(&lab);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        line(&said).ends_with("t: 6 rows read, 5 kept, 1 dropped by known"),
+        "{said}"
     );
 }
 

@@ -10,6 +10,7 @@ mod definitions;
 mod kafka;
 mod loading;
 mod python;
+mod python_chains;
 mod reruns;
 mod shop;
 mod windows;

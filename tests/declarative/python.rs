@@ -96,11 +96,56 @@ fn the_guided_labs_python_as_printed_loads_what_the_sql_example_loads_in_any_bat
         rows(&sql, "gold_escalation_rate_by_plan", &rate)
     );
     // The second run read only the new day's file.
-    let events = events(&python, "2");
-    let bronze = event(&events, "bronze_tickets");
+    let second = events(&python, "2");
+    let bronze = event(&second, "bronze_tickets");
     assert_eq!(bronze["files"].as_array().unwrap().len(), 1, "{bronze}");
     let out = python.reckon(&["pipeline", "check", py_dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stdout(&out));
+
+    // The bad rows, landed as Parquet in both labs: the same rules counted, the same rows
+    // quarantined under the same rules.
+    for (lab, dir, run) in [(&python, &py_dir, "5"), (&sql, &sql_dir, "3")] {
+        lab.ok(&[
+            "pipeline",
+            "land",
+            "support",
+            "--format",
+            "parquet",
+            "--bad-rows",
+        ]);
+        lab.ok(&["pipeline", "run", dir.to_str().unwrap()]);
+        assert!(!events(lab, run).is_empty(), "run {run} of {}", lab.topic);
+    }
+    let rules = |lab: &TestLab, run: &str| {
+        let all = events(lab, run);
+        let silver = event(&all, "silver_tickets");
+        let counted: Vec<String> = silver["expectations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {} {}", r["name"], r["passed"], r["failed"]))
+            .collect();
+        (counted, silver["dropped_rows"].clone())
+    };
+    let (py_rules, sql_rules) = (rules(&python, "5"), rules(&sql, "3"));
+    assert!(py_rules.1.as_u64() > Some(0), "{py_rules:?}");
+    assert_eq!(py_rules, sql_rules);
+    let quarantined = |lab: &TestLab| {
+        let mut out: Vec<String> = lab
+            .table("_quarantine")
+            .iter()
+            .map(|q| {
+                let row: serde_json::Value =
+                    serde_json::from_str(q["row"].as_str().unwrap()).unwrap();
+                format!("{} {} {}", q["table"], q["rules"], row["ticket_id"])
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let py_quarantine = quarantined(&python);
+    assert!(!py_quarantine.is_empty());
+    assert_eq!(py_quarantine, quarantined(&sql));
 }
 
 /// A project with `code` as `transformations/t.py` (and `sql`, when given, as `t.sql`).
@@ -257,7 +302,12 @@ def everything():
 #[test]
 fn python_outside_the_subset_is_refused_at_its_line_and_column() {
     let lab = TestLab::new("python-refused");
-    let cases: [(&str, &str, &str); 11] = [
+    let cases: [(&str, &str, &str); 12] = [
+        (
+            "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").dropDuplicates([\"k\"]).where(\"v > 0\")\n",
+            "t.py:5:12",
+            "where after dropDuplicates([k]) is not followed",
+        ),
         (
             "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").unionByName(spark.read.table(\"b\"))\n",
             "t.py:5:12",
@@ -271,7 +321,7 @@ fn python_outside_the_subset_is_refused_at_its_line_and_column() {
         (
             "from pyspark import pipelines as dp\n\n@dp.table\ndef t():\n    return spark.readStream.table(\"a\").dropDuplicates([\"k\"]).join(spark.read.table(\"b\"), \"k\")\n",
             "t.py:5:12",
-            "dropping duplicates before a join",
+            "join after dropDuplicates([k]) is not followed",
         ),
         (
             "from pyspark import pipelines as dp\n\n@dp.append_flow(target=\"t\")\n@dp.expect(\"r\", \"x > 0\")\ndef f():\n    return spark.readStream.table(\"a\")\n",

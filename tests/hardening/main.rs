@@ -2,13 +2,14 @@
 //! sign-in floods, concurrent token minting, guessed secrets (on reads too), half-open
 //! connections, connections past an address's share, live streams outliving access or past a
 //! client's share, bad server-function input; and a bounded fuzz of the event parser and the
-//! produce API. Real broker, real tables, real SQLite, the real router.
+//! produce API; hostile Python read and never run. Real broker, real tables, real SQLite, the real router.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod events;
 mod limits;
 mod projects;
+mod python;
 mod reads;
 mod runs;
 #[path = "../support/server.rs"]

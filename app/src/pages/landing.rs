@@ -38,6 +38,12 @@ pub fn LandingPage() -> impl IntoView {
     view! {
         <h1>"Landing"</h1>
         <p class="lead">"Files put here are read by the next run, each once: a file changed after it was loaded is not read again."</p>
+        <p class="note volumes">
+            "The course's Python reads Databricks volumes: "
+            <code>"/Volumes/<catalog>/<schema>/<volume>/<dir>"</code>
+            " is this lab's "<code>"landing/<dir>"</code>", and the guided lab's "
+            <code>"/Volumes/workspace/support/landing/"</code>" is "<code>"landing/"</code>" itself."
+        </p>
         <IfWriter>
             <div class="landing-forms">
                 <UploadForm />

@@ -12,11 +12,11 @@ use arrow::compute::concat_batches;
 use super::expectations::{self, Origin, row_json, source_of, visible};
 use super::late::{self, described};
 use super::side::{self, QUARANTINED};
-use super::so_far::{self, SoFar};
+use super::so_far::{self, Segment};
 use super::{QUARANTINE, streamed_table};
 use crate::engine::columns::row_keys;
 use crate::engine::declarative::graph::{FlowKind, FlowSpec};
-use crate::engine::declarative::parse::Dataset;
+use crate::engine::declarative::parse::{Dataset, Violation};
 use crate::engine::flow::{FlowContext, FlowError, Refusal};
 use crate::engine::tables::{self, TableError};
 
@@ -57,51 +57,87 @@ impl Accounting {
     }
 }
 
-/// The accounting of `flow` into `dataset`, or `None` before its first commit.
+/// The accounting of `flows`, every flow filling `dataset`, or `None` before their first
+/// commit. When a flow's definition changed, each part of what it read is processed by the
+/// definition that read it (its query, rules and duplicate keys), as the runs did.
 pub async fn account(
     cx: &FlowContext,
-    flow: &FlowSpec,
+    flows: &[&FlowSpec],
     dataset: &Dataset,
 ) -> Result<Option<Accounting>, FlowError> {
-    let target = flow.target.as_str();
-    let Some(SoFar { table, ctx, .. }) = so_far::read(cx, flow).await? else {
+    let target = dataset.name.as_str();
+    let mut table = None;
+    let mut segments = vec![];
+    for &flow in flows {
+        if let Some((t, s)) = so_far::segments(cx, flow).await? {
+            table = Some(t);
+            segments.extend(s);
+        }
+    }
+    let Some(table) = table else {
         return Ok(None);
     };
-    // Process, as a run does.
-    let (schema, batches) = so_far::collect(&ctx, &flow.query.sql, target).await?;
-    let rows = concat_batches(&schema, &batches).map_err(arrow_error(target))?;
     let mut out = Accounting {
         table: target.to_string(),
-        materialized: flow.kind == FlowKind::Materialize,
-        read: rows.num_rows() as u64,
+        materialized: flows.iter().any(|f| f.kind == FlowKind::Materialize),
         ..Accounting::default()
     };
-    let (rows, duplicates) = match dataset.properties.get("reckon.dropDuplicates") {
-        Some(keys) if flow.kind == FlowKind::Append => {
-            let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
-            expectations::drop_duplicates(&rows, &keys, &mut BTreeSet::new(), target)?
+    let parts = segments.len();
+    let (mut kept, mut kept_out) = (vec![], vec![]);
+    // Which flow gave each part of the kept rows, to name a row's source.
+    let mut owners: Vec<(usize, Origin)> = vec![];
+    let mut dropped: Vec<(String, u64)> = vec![];
+    // Keys seen by `reckon.dropDuplicates` carry from one definition to the next, as in the runs.
+    let mut seen = BTreeSet::new();
+    for Segment {
+        flow,
+        dataset: then,
+        ctx,
+    } in &segments
+    {
+        let dataset = then.as_ref().unwrap_or(dataset);
+        let origin = Origin {
+            run: None,
+            table: target,
+            flow: &flow.name,
+            source_table: streamed_table(flow),
+        };
+        // Process, as a run does.
+        let (schema, batches) = so_far::collect(ctx, &flow.query.sql, target).await?;
+        let rows = concat_batches(&schema, &batches).map_err(arrow_error(target))?;
+        out.read += rows.num_rows() as u64;
+        let (rows, duplicates) = match dataset.properties.get("reckon.dropDuplicates") {
+            Some(keys) if flow.kind == FlowKind::Append => {
+                let keys: Vec<String> = keys.split(',').map(|k| k.trim().to_string()).collect();
+                expectations::drop_duplicates(&rows, &keys, &mut seen, target)?
+            }
+            _ => (rows, 0),
+        };
+        out.duplicates += duplicates;
+        let sorted = expectations::apply(rows, &dataset.expectations, &origin).await?;
+        let rules = sorted.rules.iter().zip(&dataset.expectations);
+        for (rule, _) in rules.filter(|(r, e)| e.on_violation == Violation::Drop && r.failed > 0) {
+            match dropped.iter_mut().find(|(name, _)| *name == rule.name) {
+                Some((_, n)) => *n += rule.failed,
+                None => dropped.push((rule.name.clone(), rule.failed)),
+            }
         }
-        _ => (rows, 0),
-    };
-    out.duplicates = duplicates;
-    let origin = Origin {
-        run: None,
-        table: target,
-        flow: &flow.name,
-        source_table: streamed_table(flow),
-    };
-    let sorted = expectations::apply(rows, &dataset.expectations, &origin).await?;
-    out.dropped = sorted
-        .rules
-        .iter()
-        .zip(&dataset.expectations)
-        .filter(|(_, e)| e.on_violation == crate::engine::declarative::parse::Violation::Drop)
-        .filter(|(r, _)| r.failed > 0)
-        .map(|(r, _)| (r.name.clone(), r.failed))
-        .collect();
-    out.kept = sorted.kept.num_rows() as u64;
+        // Parts written by other flows or definitions meet in the table's columns.
+        let rows = match parts {
+            1 => sorted.kept,
+            _ => super::columns::align(&table, sorted.kept, target, &flow.name)?,
+        };
+        let end = owners.last().map_or(0, |(e, _)| *e) + rows.num_rows();
+        owners.push((end, origin));
+        kept.push(rows);
+        kept_out.extend(sorted.quarantined);
+    }
+    out.dropped = dropped;
+    let kept = super::columns::meet(&kept).map_err(arrow_error(target))?;
+    let origin_of = |i: usize| &owners[owners.partition_point(|(end, _)| *end <= i)].1;
+    out.kept = kept.num_rows() as u64;
     // What the table holds, against what the query gives.
-    let expected = visible(&sorted.kept).map_err(arrow_error(target))?;
+    let expected = visible(&kept).map_err(arrow_error(target))?;
     let names: Vec<String> = expected
         .schema()
         .fields()
@@ -117,8 +153,8 @@ pub async fn account(
     out.went_nowhere = named(&missing, |i| {
         Ok(format!(
             "{} ({})",
-            described(&row_json(&sorted.kept, i)?),
-            source_of(&sorted.kept, i, &origin)
+            described(&row_json(&kept, i)?),
+            source_of(&kept, i, origin_of(i))
         ))
     })?;
     let versions = match extra.is_empty() || out.materialized {
@@ -133,11 +169,12 @@ pub async fn account(
         Ok(format!("{}{version}", described(&row_json(&held, i)?)))
     })?;
     // What `_quarantine` holds for this flow, against what the rules kept out.
-    let kept_out = match &sorted.quarantined {
-        Some(q) => q.clone(),
-        None => RecordBatch::new_empty((QUARANTINED.schema)()),
-    };
-    let stored = quarantined(cx, target, &flow.name).await?;
+    let kept_out = one_batch(&kept_out)?;
+    let mut stored = vec![];
+    for flow in flows {
+        stored.push(quarantined(cx, target, &flow.name).await?);
+    }
+    let stored = one_batch(&stored)?;
     let (missing, extra) = differ(
         &side::row_ids(&kept_out, &QUARANTINED)?,
         &side::row_ids(&stored, &QUARANTINED)?,
@@ -253,13 +290,30 @@ async fn added_in(
     Ok(out)
 }
 
+/// Quarantine rows as one batch in the quarantine's own columns (a batch read back from the
+/// table holds its texts as views).
+fn one_batch(batches: &[RecordBatch]) -> Result<RecordBatch, FlowError> {
+    let schema = (QUARANTINED.schema)();
+    let mut same = vec![];
+    for batch in batches {
+        let columns = (schema.fields().iter())
+            .map(|f| match batch.column_by_name(f.name()) {
+                Some(c) => arrow::compute::cast(c, f.data_type()),
+                None => Ok(arrow::array::new_null_array(
+                    f.data_type(),
+                    batch.num_rows(),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(arrow_error(QUARANTINE))?;
+        same.push(RecordBatch::try_new(schema.clone(), columns).map_err(arrow_error(QUARANTINE))?);
+    }
+    concat_batches(&schema, &same).map_err(arrow_error(QUARANTINE))
+}
+
 /// `_quarantine`'s rows of `target`'s flow `flow`.
 async fn quarantined(cx: &FlowContext, target: &str, flow: &str) -> Result<RecordBatch, FlowError> {
-    let batches = side::of_flow(cx, &QUARANTINED, target, flow).await?;
-    let schema = batches
-        .first()
-        .map_or_else(QUARANTINED.schema, |b| b.schema());
-    concat_batches(&schema, &batches).map_err(arrow_error(QUARANTINE))
+    one_batch(&side::of_flow(cx, &QUARANTINED, target, flow).await?)
 }
 
 fn query_error(target: &str) -> impl Fn(datafusion::error::DataFusionError) -> FlowError + '_ {

@@ -57,3 +57,34 @@ pub fn align(
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(|e| FlowError::Table(arrow(e)))
 }
+
+/// `parts` as one batch whose columns are every part's, by name in the order first met; a
+/// part's missing column NULL. The parts give a column the same type (each was aligned to its
+/// table first).
+pub fn meet(parts: &[RecordBatch]) -> Result<RecordBatch, arrow::error::ArrowError> {
+    if let [one] = parts {
+        return Ok(one.clone());
+    }
+    let mut fields: Vec<Field> = vec![];
+    for part in parts {
+        for field in part.schema().fields() {
+            if !fields.iter().any(|f| f.name() == field.name()) {
+                fields.push(Field::new(field.name(), field.data_type().clone(), true));
+            }
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let mut met = vec![];
+    for part in parts {
+        let columns: Vec<ArrayRef> = schema
+            .fields()
+            .iter()
+            .map(|f| match part.column_by_name(f.name()) {
+                Some(c) => c.clone(),
+                None => new_null_array(f.data_type(), part.num_rows()),
+            })
+            .collect();
+        met.push(RecordBatch::try_new(schema.clone(), columns)?);
+    }
+    arrow::compute::concat_batches(&schema, &met)
+}

@@ -320,7 +320,7 @@ pub(super) fn source_of(batch: &RecordBatch, row: usize, origin: &Origin<'_>) ->
         _ => match (origin.source_table, number_at(batch, VERSION, row)) {
             (Some(t), Some(v)) => format!("{t} version {v}"),
             (Some(t), None) => t.to_string(),
-            _ => "the flow's query".into(),
+            _ => format!("from flow {}'s query", origin.flow),
         },
     }
 }

@@ -34,11 +34,13 @@ pub struct KafkaRead {
 }
 
 /// Everything a `STREAM read_kafka` of `topic` has read: each partition from its log's start to
-/// the offset `stored` holds (the flow's last commit), for the check's recount.
+/// the offset `stored` holds (the flow's last commit), for the check's recount; after the
+/// offsets `after` holds, when given (what an earlier definition read is left out).
 pub fn read_so_far(
     cx: &FlowContext,
     (topic, _, servers): (&str, Starting, Option<&str>),
     stored: &BTreeMap<i32, i64>,
+    after: Option<&BTreeMap<i32, i64>>,
 ) -> Result<KafkaRead, FlowError> {
     let (kafka, lab_topic) = topic_of(cx, topic, servers)?;
     let asked: Vec<(i32, Option<i64>)> = stored.keys().map(|p| (*p, None)).collect();
@@ -47,6 +49,10 @@ pub fn read_so_far(
         range.end = range
             .end
             .min(stored.get(&range.partition).map_or(0, |s| s + 1));
+        // Read under an earlier definition: left to that definition's part of the check.
+        if let Some(done) = after.and_then(|a| a.get(&range.partition)) {
+            range.next = range.next.max(done + 1).min(range.end);
+        }
     }
     let rows = kafka_source::messages(kafka, &lab_topic, topic, &ranges)?;
     Ok(KafkaRead {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use app::model::FlowRun;
 use arrow::compute::concat_batches;
-use arrow::datatypes::Schema;
+use arrow::datatypes::{Field, Schema};
 use datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltalake::kernel::Transaction;
@@ -190,6 +190,15 @@ impl Flow for Declared<'_> {
             .get(&self.flow.name)
             .cloned()
             .unwrap_or_default();
+        // A changed definition: a materialized view is recomputed, a streaming flow applies its
+        // new query to new rows (PIPELINES §2), and keeps the one before for the check.
+        let definition = self.flow.definition(self.target);
+        let changed = progress.definition.as_ref() != Some(&definition);
+        event.figures.definition_changed = changed && progress.definition.is_some();
+        match self.flow.kind {
+            FlowKind::Append => progress.define(self.flow, self.target, definition),
+            _ => progress.definition = Some(definition),
+        }
         let mut registered = Registered::default();
         sources::register_flow(&ctx, cx, self.flow, &mut progress, &mut registered).await?;
         event.figures.files = std::mem::take(&mut registered.files);
@@ -206,11 +215,6 @@ impl Flow for Declared<'_> {
             };
         }
         let fresh = restored.table.is_none();
-        // A changed definition: a materialized view is recomputed, a streaming flow applies its
-        // new query to new rows (PIPELINES §2).
-        let definition = self.flow.definition(self.target);
-        let changed = progress.definition.as_ref() != Some(&definition);
-        event.figures.definition_changed = changed && progress.definition.is_some();
         if let (Some(plan), Some(before)) = (
             &self.flow.query.window,
             restored.state.windows.get(&self.flow.name),
@@ -220,7 +224,6 @@ impl Flow for Declared<'_> {
             let shape = windowed::shape(plan, &windowed::dedup_columns(property));
             windowed::same_shape(before, &shape, &self.flow.target)?;
         }
-        progress.definition = Some(definition);
         let recompute = self.flow.kind == FlowKind::Materialize && (fresh || changed);
         if !registered.anything_new && !recompute {
             return Ok(None);
@@ -270,12 +273,12 @@ impl Flow for Declared<'_> {
                 done.rows
             }
             None => {
-                let df = new.ctx.sql(&self.flow.query.sql).await.map_err(|source| {
-                    TableError::Query {
+                let df = crate::engine::declarative::sql::plan(&new.ctx, &self.flow.query.sql)
+                    .await
+                    .map_err(|source| TableError::Query {
                         table: target.to_string(),
                         source,
-                    }
-                })?;
+                    })?;
                 let schema: Arc<Schema> = Arc::new(df.schema().as_arrow().clone());
                 let batches = new.bounds.collect(df, target).await?;
                 if self.flow.kind == FlowKind::Materialize {
@@ -378,8 +381,14 @@ impl Flow for Declared<'_> {
         let table = match restored.table {
             Some(t) => t,
             None => {
+                // Every column may hold NULL, as a table Spark makes: another flow into it may
+                // lack a column this one gives (a literal's column is not nullable in Arrow).
+                let fields: Vec<Field> = (rows.schema().fields().iter())
+                    .map(|f| f.as_ref().clone().with_nullable(true))
+                    .collect();
+                let schema = Schema::new(fields);
                 cx.tables
-                    .create_for(target, rows.schema().as_ref(), &self.flow.name)
+                    .create_for(target, &schema, &self.flow.name)
                     .await?
             }
         };

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::declarative::files::{self, Stamp, schema};
 use crate::engine::declarative::graph::FlowSpec;
+use crate::engine::declarative::parse::Dataset;
 use crate::engine::declarative::sql::{FlowQuery, Read, Source};
 use crate::engine::flow::FlowContext;
 use crate::engine::flow::{FlowError, Refusal};
@@ -23,7 +24,7 @@ use crate::engine::tables::{self, TableError};
 pub const VERSION: &str = "__version";
 
 /// What one flow has read, committed with what it wrote.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Progress {
     /// Files read, by path, with their stamp when read.
     pub files: BTreeMap<String, Stamp>,
@@ -42,6 +43,50 @@ pub struct Progress {
     /// written before definitions were kept.
     #[serde(default)]
     pub definition: Option<String>,
+    /// The definition as it stands: the flow and its table's rules and properties.
+    #[serde(default)]
+    pub spec: Option<Box<Definition>>,
+    /// The flow's earlier definitions, oldest first, each with what the flow had read when it
+    /// changed: the check recomputes each part of the table with the definition that wrote it.
+    #[serde(default)]
+    pub eras: Vec<Era>,
+}
+
+/// A flow as one of its definitions stood.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Definition {
+    pub flow: FlowSpec,
+    pub dataset: Dataset,
+}
+
+/// What a flow read under a definition it no longer has.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Era {
+    pub definition: Definition,
+    /// What it had read when its definition changed (no eras of its own).
+    pub until: Progress,
+}
+
+impl Progress {
+    /// Keeps the definition as it stands, and when it changed, the one before as an era that
+    /// ends with what has been read so far.
+    pub fn define(&mut self, flow: &FlowSpec, dataset: &Dataset, definition: String) {
+        let changed = self.definition.as_ref() != Some(&definition);
+        if changed && let Some(old) = self.spec.take() {
+            let eras = std::mem::take(&mut self.eras);
+            let until = self.clone();
+            self.eras = eras;
+            self.eras.push(Era {
+                definition: *old,
+                until,
+            });
+        }
+        self.definition = Some(definition);
+        self.spec = Some(Box::new(Definition {
+            flow: flow.clone(),
+            dataset: dataset.clone(),
+        }));
+    }
 }
 
 /// What a streaming read registers: the rows new since `progress` (a run, which moves it), or
@@ -69,6 +114,9 @@ pub struct Registered {
     pub offsets: Vec<app::model::PartitionRange>,
     /// Which rows the streaming reads registered.
     pub reading: Reading,
+    /// With [`Reading::SoFar`]: the rows read up to this mark are left out (what a flow read
+    /// under a later definition).
+    pub after: Option<Progress>,
 }
 
 fn query_error(what: &str) -> impl Fn(datafusion::error::DataFusionError) -> TableError + '_ {
@@ -91,7 +139,9 @@ pub async fn register_flow(
     for (view, query) in &flow.views {
         let direct = through_views(ctx, &query.reads, &flow.views).await?;
         register(ctx, cx, &direct, progress, out).await?;
-        let df = ctx.sql(&query.sql).await.map_err(query_error(view))?;
+        let df = crate::engine::declarative::sql::plan(ctx, &query.sql)
+            .await
+            .map_err(query_error(view))?;
         ctx.register_table(view.as_str(), df.into_view())
             .map_err(query_error(view))?;
     }
@@ -147,7 +197,9 @@ pub async fn register(
                 let mut new = vec![];
                 for file in landed {
                     if out.reading == Reading::SoFar && read.stream {
-                        if progress.files.get(&file.path) == Some(&file.stamp) {
+                        let read_before =
+                            |p: &Progress| p.files.get(&file.path) == Some(&file.stamp);
+                        if read_before(progress) && !out.after.as_ref().is_some_and(read_before) {
                             new.push(file);
                         }
                         continue;
@@ -201,7 +253,10 @@ pub async fn register(
                 let source = (topic.as_str(), *starting, servers.as_deref());
                 let stored = progress.kafka.get(topic).cloned().unwrap_or_default();
                 let got = match (out.reading, read.stream) {
-                    (Reading::SoFar, true) => super::kafka::read_so_far(cx, source, &stored)?,
+                    (Reading::SoFar, true) => {
+                        let after = out.after.as_ref().and_then(|a| a.kafka.get(topic));
+                        super::kafka::read_so_far(cx, source, &stored, after)?
+                    }
                     _ => super::kafka::read(cx, read, source, &stored)?,
                 };
                 if read.stream && out.reading == Reading::New {
@@ -249,9 +304,13 @@ pub async fn register(
                     continue;
                 }
                 if out.reading == Reading::SoFar {
+                    let first = out.after.as_ref().and_then(|a| a.tables.get(name));
+                    let first = first.map_or(0, |v| v + 1);
                     let rows = match last {
-                        Some(last) => changes(&table, name, 0, last.min(current)).await?,
-                        None => empty_like(&table).await?,
+                        Some(last) if first <= last.min(current) => {
+                            changes(&table, name, first, last.min(current)).await?
+                        }
+                        _ => empty_like(&table).await?,
                     };
                     register_rows(ctx, read, name, rows)?;
                     continue;

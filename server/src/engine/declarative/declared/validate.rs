@@ -66,8 +66,7 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
         for (view, query) in &flow.views {
             unknown = unknown.or(register(&ctx, cx, &known, query, flow, graph).await);
             if unknown.is_none() {
-                let df = ctx
-                    .sql(&query.sql)
+                let df = crate::engine::declarative::sql::plan(&ctx, &query.sql)
                     .await
                     .map_err(|e| unresolved(e.to_string()))?;
                 ctx.register_table(view.as_str(), df.into_view())
@@ -87,18 +86,17 @@ pub async fn validate(cx: &FlowContext, graph: &Graph) -> Result<Validated, Unre
                 let dataset = graph.dataset(&flow.target);
                 let property = dataset.and_then(|d| d.properties.get(DEDUP_WITHIN_WATERMARK));
                 let dedup = super::windowed::dedup_columns(property);
-                let df = ctx
-                    .sql(&plan.input_sql(&dedup, false))
-                    .await
-                    .map_err(|e| unresolved(e.to_string()))?;
+                let df =
+                    crate::engine::declarative::sql::plan(&ctx, &plan.input_sql(&dedup, false))
+                        .await
+                        .map_err(|e| unresolved(e.to_string()))?;
                 let input = df.schema().as_arrow().clone();
                 let out = super::windowed::output_schema(plan, &input)
                     .map_err(|e| unresolved(e.to_string()))?;
                 Some(out)
             }
             (None, kind) => {
-                let df = ctx
-                    .sql(&flow.query.sql)
+                let df = crate::engine::declarative::sql::plan(&ctx, &flow.query.sql)
                     .await
                     .map_err(|e| unresolved(e.to_string()))?;
                 match kind {

@@ -179,6 +179,36 @@ impl Frame {
         }
     }
 
+    /// Whether `method`, naming columns `touched`, may follow `dropDuplicates(keys)`. Reckon
+    /// drops duplicates on the rows the query gives (as the table's property does), so only a
+    /// step that gives the same rows either way is followed after it: a column added, renamed
+    /// or dropped, or a select, that leaves the keys as they are. A filter, a grouping, a join
+    /// or a union after it would change which row of a key is the first.
+    pub fn after_dedup(
+        &self,
+        keys: &[String],
+        method: &str,
+        touched: &[String],
+    ) -> Result<(), String> {
+        let keys_kept = match method {
+            "withColumn" | "withColumnRenamed" | "drop" => {
+                !touched.iter().any(|t| keys.contains(t))
+            }
+            "select" => keys.iter().all(|k| touched.contains(k)),
+            "withWatermark" => true,
+            _ => false,
+        };
+        if keys_kept {
+            return Ok(());
+        }
+        Err(format!(
+            "{method} after dropDuplicates([{}]) is not followed: after it come only withColumn, \
+             withColumnRenamed, drop and select that keep the key columns as they are; call \
+             {method} before dropDuplicates",
+            keys.join(", ")
+        ))
+    }
+
     pub fn has_watermark(&self) -> bool {
         matches!(
             &self.body,

@@ -220,11 +220,13 @@ fn operator(
         op @ ("<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%") => op,
         other => return Err(source.error(*op, format!("the operator {other} is not followed"))),
     };
-    Ok(format!(
-        "{} {sql} {}",
-        column(source, *left, constants)?,
-        column(source, *right, constants)?
-    ))
+    // Beside a column, a Python value is a value, as in Spark: `F.col("k") == "b"` compares
+    // with the text 'b', not with a column b.
+    let operand = |node: Node| match node.kind() {
+        "string" | "concatenated_string" | "identifier" => literal(source, node, constants),
+        _ => column(source, node, constants),
+    };
+    Ok(format!("{} {sql} {}", operand(*left)?, operand(*right)?))
 }
 
 /// The arguments of a call, positional only.
@@ -314,6 +316,8 @@ fn call(
                 "window" => &[1, 2, 3],
                 "from_json" | "to_date" | "to_timestamp" | "round" => &[1],
                 "date_trunc" => &[0],
+                // `F.when(condition, value)`: the value, as Spark takes a Python value.
+                "when" => &[1],
                 _ => &[],
             };
             let inner = args

@@ -132,6 +132,17 @@ fn call(
         }
         Ok(out)
     };
+    if let Step::Frame(f) = &before
+        && let Some(keys) = &f.dedup
+    {
+        let touched = match method {
+            "withColumn" | "withColumnRenamed" => vec![name(source, node, &text(0)?)?],
+            "drop" | "select" => columns(0)?,
+            _ => vec![],
+        };
+        f.after_dedup(keys, method, &touched)
+            .map_err(|message| source.error(node, message))?;
+    }
     match (before, method) {
         (Step::Spark, "table") => Ok(Step::Frame(table(source, node, &text(0)?, false)?)),
         (Step::Reader(mut r), "format") => {
@@ -183,8 +194,22 @@ fn call(
                 .get(1)
                 .ok_or_else(|| source.error(node, "withColumn takes a name and a column".into()))?;
             let value = column(source, *value, constants)?;
+            // In place when the frame has the column, at the end when not
+            // (`sql/wildcards.rs`).
+            Ok(Step::Frame(f.wrap(
+                format!("SELECT * REPLACE ({value} AS {name})"),
+                None,
+            )))
+        }
+        (Step::Frame(f), "withColumnRenamed") => {
+            let (old, new) = (
+                name(source, node, &text(0)?)?,
+                name(source, node, &text(1)?)?,
+            );
+            // Each other column keeps its place; a name the frame lacks changes nothing, as
+            // in Spark (`sql/wildcards.rs`).
             Ok(Step::Frame(
-                f.wrap(format!("SELECT *, {value} AS {name}"), None),
+                f.wrap(format!("SELECT * RENAME ({old} AS {new})"), None),
             ))
         }
         (Step::Frame(mut f), "dropDuplicates" | "drop_duplicates") => {
@@ -296,7 +321,7 @@ fn call(
             Err(source.error(
                 function,
                 format!(
-                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, drop, join, unionByName, dropDuplicates, withWatermark, dropDuplicatesWithinWatermark, groupBy(...).count() and .agg(...)"
+                    ".{other} is not followed here; Reckon reads format, option, schema, load, table, select, selectExpr, where, filter, withColumn, withColumnRenamed, drop, join, unionByName, dropDuplicates, withWatermark, dropDuplicatesWithinWatermark, groupBy(...).count() and .agg(...)"
                 ),
             ))
         }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 use super::Source;
-use super::column::{constant, name};
 use super::body::Frame;
+use super::column::{constant, name};
 use crate::engine::declarative::parse::ParseError;
 
 /// `on="k"` or `on=["k1", "k2"]`: the key columns' names.

@@ -203,6 +203,16 @@ impl<'a> Source<'a> {
             .child_by_field_name("name")
             .map(|n| self.text(n).to_string())
             .unwrap_or_default();
+        // Spark calls a dataset's function with no arguments; a default value would be code.
+        if let Some(parameter) = function
+            .child_by_field_name("parameters")
+            .and_then(|p| p.named_child(0))
+        {
+            return Err(self.error(
+                parameter,
+                "a dataset's function takes no parameters: def name(): return ...".into(),
+            ));
+        }
         let mut cursor = node.walk();
         let decorators: Vec<Node> = node
             .named_children(&mut cursor)

@@ -18,7 +18,10 @@ mod spark;
 mod stream;
 mod structs;
 pub mod watermark;
+mod wildcards;
 pub mod window;
+
+pub use wildcards::plan;
 
 pub use kafka::Starting;
 

@@ -21,7 +21,7 @@ use super::expectations::Origin;
 use super::late::{self, Late};
 use super::session::Bounds;
 use crate::engine::declarative::graph::FlowSpec;
-use crate::engine::declarative::sql::window::WindowPlan;
+use crate::engine::declarative::sql::{self, window::WindowPlan};
 use crate::engine::event::format_micros;
 use crate::engine::flow::{FlowError, Lap, Refusal};
 use crate::engine::streaming::watermark::window_start;
@@ -118,8 +118,7 @@ async fn process(
     };
     let mut lap = Lap::start();
     let whole = reading == Reading::Whole;
-    let df = ctx
-        .sql(&plan.input_sql(dedup, whole))
+    let df = sql::plan(ctx, &plan.input_sql(dedup, whole))
         .await
         .map_err(query)?;
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
@@ -157,7 +156,9 @@ async fn process(
             // The same query with the source's own columns: one partition reads the same rows
             // of one source in the same order, so the n-th row is the same row (its time is
             // checked).
-            let df = ctx.sql(&plan.input_sql(dedup, true)).await.map_err(query)?;
+            let df = sql::plan(ctx, &plan.input_sql(dedup, true))
+                .await
+                .map_err(query)?;
             let again = bounds.collect(df, target).await?;
             let Some(placed) = placed(&again, &late, (plan, dedup.len()), at)? else {
                 return Ok(None);

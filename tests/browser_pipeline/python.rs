@@ -1,0 +1,106 @@
+//! Week 14 in the course's Python, in the browser (issue "The course's Python runs as written"):
+//! the learner starts from the Python example, reads where `/Volumes/...` lands, lands days
+//! (as Parquet, what the guided lab reads), runs, and finds the graph and the bad rows as a SQL
+//! project shows them; at desktop and phone width. Screenshots go to
+//! `artifacts/screenshots/python-*.png`.
+
+use serde_json::json;
+
+use crate::browser::{Browser, clear_artifacts, serve_shared, sign_in};
+use crate::common::TestLab;
+use crate::week14::{Api, land, run};
+
+const PY: &str = "transformations/support.py";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learner_runs_the_courses_python_in_the_browser() {
+    clear_artifacts(crate::week14_screenshot);
+    let lab = TestLab::new("browser-python");
+    let (base, server) = serve_shared(&lab, "instructor-token-for-python").await;
+    let instructor = Api {
+        base: base.clone(),
+        token: "instructor-token-for-python".into(),
+    };
+    let made = instructor
+        .call("POST", "/api/labs", json!({"name": "sam"}))
+        .await;
+    let api = Api {
+        base: base.clone(),
+        token: made["token"].as_str().unwrap().to_string(),
+    };
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, &api.token, "/labs/sam").await;
+
+    // The code page: the course's Python as printed, in the editor.
+    browser.open(&format!("{base}/labs/sam/code")).await;
+    let start = browser
+        .wait_for(".switch-form[data-switch='python'] button")
+        .await;
+    browser.click(&start).await;
+    let editor = browser
+        .wait_for(&format!("textarea[data-file='{PY}']"))
+        .await;
+    let _ = editor;
+    let text = api
+        .call(
+            "GET",
+            &format!("/api/labs/sam/pipeline/files/{PY}"),
+            json!({}),
+        )
+        .await;
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("@dp.expect_or_drop(\"valid_status\""),
+        "{text}"
+    );
+    browser.screenshot("python-code").await;
+
+    // The landing page says where the course's volume is; days land as Parquet.
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    let said = browser.wait_text(".note.volumes").await;
+    assert!(
+        said.contains("/Volumes/workspace/support/landing/") && said.contains("landing/"),
+        "{said}"
+    );
+    land(&browser, &base, "1-3", "tickets/2026-10-03.parquet").await;
+    run(&browser, &base, &api).await;
+    browser.open(&format!("{base}/labs/sam/pipeline")).await;
+    browser
+        .wait_for("g.dataset[data-node='silver_tickets'][data-status='completed']")
+        .await;
+    browser
+        .wait_for("g.dataset[data-node='gold_daily_account_status'] rect.node.completed")
+        .await;
+    browser.screenshot("python-graph").await;
+
+    // The bad rows: dropped under their rule, on the quality page.
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    let bad = browser
+        .wait_for(".bad-rows-form button[type='submit']")
+        .await;
+    browser.click(&bad).await;
+    browser
+        .wait_for("tr[data-file='tickets/bad-rows.parquet']")
+        .await;
+    run(&browser, &base, &api).await;
+    browser.open(&format!("{base}/labs/sam/quality")).await;
+    browser
+        .wait_for("tr[data-rules='valid_status'][data-place^='landing/tickets/bad-rows.parquet']")
+        .await;
+    browser.screenshot("python-quality").await;
+
+    // At phone width: the code and the quality pages.
+    browser.resize(390, 844).await;
+    browser.open(&format!("{base}/labs/sam/code")).await;
+    browser
+        .wait_for(&format!("textarea[data-file='{PY}']"))
+        .await;
+    browser.screenshot("python-code-phone").await;
+    browser.open(&format!("{base}/labs/sam/quality")).await;
+    browser.wait_for("tr[data-rules='valid_status']").await;
+    browser.screenshot("python-quality-phone").await;
+
+    let _ = browser.call("DELETE", "", json!({})).await;
+    server.stop().await;
+}
