@@ -54,6 +54,7 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         } => return cli::play::execute(&lab, &file, no_dedup, force, verbose).await,
         Command::Whatif { delay, json } => cli::whatif::execute(&lab, &delay, json).await?,
         Command::Freshness { json } => cli::freshness::execute(&lab, json).await?,
+        Command::Progress { json } => cli::progress::execute(&lab, json).await?,
         Command::Serve(args) => cli::serve::execute(&lab, args).await?,
         Command::Pipeline { command } => return cli::pipeline::execute(&lab, command).await,
         Command::Table { name, json } => cli::table::execute(&lab, &name, json).await?,

@@ -6,6 +6,7 @@ mod class;
 #[path = "../common/mod.rs"]
 mod common;
 mod isolation;
+mod progress;
 mod refusals;
 #[path = "../support/server.rs"]
 mod server;

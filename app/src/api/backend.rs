@@ -162,4 +162,6 @@ pub trait Backend: Send + Sync {
     async fn whatif(&self, delay: &str) -> Result<WhatIf, ApiError>;
     /// Reads the lab's topic in one of its consumer groups, committing as it goes.
     async fn consume(&self, request: ConsumeRequest) -> Result<GroupRead, ApiError>;
+    /// The lab's milestones, each proved from what the lab did (issue "The classroom").
+    async fn progress(&self) -> Result<LabProgress, ApiError>;
 }

@@ -5,6 +5,7 @@
 mod backend;
 #[cfg(feature = "ssr")]
 mod call;
+pub mod classroom;
 pub mod project;
 
 use leptos::prelude::*;

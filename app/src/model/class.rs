@@ -27,3 +27,49 @@ pub struct ClassLab {
     /// Why the lab's name is not the person's: made safe, or made unique.
     pub note: Option<String>,
 }
+
+/// Which course a milestone belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Course {
+    /// Module 9: Kafka, the medallion streams, the watermark and the check.
+    Module9,
+    /// Week 14: declarative pipelines, expectations, AUTO CDC.
+    Week14,
+}
+
+impl Course {
+    pub fn label(self) -> &'static str {
+        match self {
+            Course::Module9 => "module 9",
+            Course::Week14 => "week 14",
+        }
+    }
+}
+
+/// One milestone of a course, for one lab: proved from what the lab did (its runs, checks,
+/// resets and tables), never ticked by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Milestone {
+    /// Stable id: `m9.built`, `w14.incremental`, ...
+    pub id: String,
+    pub course: Course,
+    /// What it is, as the course says it.
+    pub title: String,
+    /// How to reach it.
+    pub how: String,
+    pub done: bool,
+    /// When it first held (RFC 3339): the end of the proving run.
+    pub since: Option<String>,
+    /// The run that proves it.
+    pub run: Option<i64>,
+    /// What the evidence is, in words (`run #4 read 5 new files, none read before`).
+    pub evidence: Option<String>,
+}
+
+/// A lab's milestones, each course's in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct LabProgress {
+    pub lab: String,
+    pub milestones: Vec<Milestone>,
+}

@@ -316,4 +316,8 @@ pub struct QuarantinedRow {
     pub row: String,
     pub file: Option<String>,
     pub line: Option<i64>,
+    /// Read from a table rather than a file: the table and the version that added the row
+    /// (`bronze_tickets version 2`).
+    #[serde(default)]
+    pub source: Option<String>,
 }

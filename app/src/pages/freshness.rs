@@ -6,6 +6,7 @@ use crate::api::{SaveCost, get_freshness};
 use crate::components::{ErrorLine, FormScope, IfInstructor, Live, RunButton, current_lab};
 use crate::model::{CostModel, Freshness, FreshnessCost, GoldChart, Light};
 use crate::pages::loaded;
+use crate::pages::milestones::Checklist;
 
 #[component]
 pub fn FreshnessPage() -> impl IntoView {
@@ -32,6 +33,7 @@ pub fn FreshnessPage() -> impl IntoView {
             })}
             <RunButton />
         </section>
+        <Checklist />
     }
 }
 

@@ -11,6 +11,7 @@ pub mod labs;
 pub mod landing;
 pub mod late;
 pub mod login;
+pub mod milestones;
 pub mod pipeline;
 pub mod produce;
 pub mod quality;

@@ -135,7 +135,7 @@ fn row_view(r: QuarantinedRow) -> impl IntoView {
     let place = match (&r.file, r.line) {
         (Some(file), Some(line)) => format!("{file}:{line}"),
         (Some(file), None) => file.clone(),
-        _ => "-".into(),
+        _ => r.source.clone().unwrap_or_else(|| "-".into()),
     };
     let (rules, shown) = (r.rules.clone(), place.clone());
     view! {

@@ -143,6 +143,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The courses' milestones for the lab (module 9, week 14): each done or not, since when,
+    /// and the run that proves it.
+    Progress {
+        /// One JSON object a milestone, a line each.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the dashboard and the JSON API; runs the schedule. Stops on Ctrl-C or SIGTERM,
     /// letting a run in progress finish.
     Serve(ServeArgs),

@@ -3,7 +3,7 @@
 //! group is the lab's (`service/pages/consumers.rs`), as the topic page's consumer uses.
 
 use crate::Lab;
-use crate::service::pages::consumers::{group_id, said_of_read, validate_group};
+use crate::service::pages::consumers::{group_id, record, said_of_read, validate_group};
 
 pub async fn execute(
     lab: &Lab,
@@ -22,6 +22,7 @@ pub async fn execute(
     )?;
     read.group = group.to_string();
     read.sentences = said_of_read(&read);
+    record(lab, &read).await;
     if json {
         println!("{}", serde_json::to_string_pretty(&read)?);
         return Ok(());

@@ -10,6 +10,7 @@ pub mod freshness;
 pub mod pipeline;
 pub mod play;
 pub mod produce;
+pub mod progress;
 pub mod run;
 pub mod serve;
 pub mod table;

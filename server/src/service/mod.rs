@@ -7,4 +7,5 @@ pub mod error;
 pub mod lab;
 pub mod labs;
 pub mod pages;
+pub mod progress;
 pub mod runner;

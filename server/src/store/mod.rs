@@ -4,6 +4,7 @@
 //! and state live in the Delta tables. The registry of labs and tokens shares the database and
 //! belongs to the access code (`access::registry`).
 
+mod progress;
 mod runs;
 mod sent;
 mod timeline;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
+pub use progress::{Evidence, FlowEvidence, GroupReadEvidence, RunEvidence};
 pub use runs::forget_lab;
 
 #[derive(Debug, thiserror::Error)]

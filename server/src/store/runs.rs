@@ -127,7 +127,7 @@ impl TryFrom<LineRow> for CheckLine {
 }
 
 /// JSON of a shared type; an error names the field that did not read (`rows_read: invalid type`).
-fn from_json<'a, T: serde::Deserialize<'a>>(
+pub(super) fn from_json<'a, T: serde::Deserialize<'a>>(
     json: &'a str,
 ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
     serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(json))
@@ -364,6 +364,8 @@ pub async fn forget_lab(
         "DELETE FROM runs WHERE lab = ?",
         "DELETE FROM produced_events WHERE lab = ?",
         "DELETE FROM resets WHERE lab = ?",
+        "DELETE FROM group_reads WHERE lab = ?",
+        "DELETE FROM writings WHERE lab = ?",
     ] {
         sqlx::query(statement).bind(lab).execute(&mut **tx).await?;
     }

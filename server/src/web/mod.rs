@@ -3,6 +3,7 @@
 //! [`app`] builds the router apart from binding a port, so tests call it with `oneshot`.
 
 mod api;
+mod classroom;
 mod fields;
 mod guard;
 mod live;
@@ -183,7 +184,8 @@ fn own_routes() -> Routes {
             .get(&at("/pipeline/check"), pipeline::project_check)
             .get(&at("/topic"), teaching::topic)
             .get(&at("/whatif"), teaching::whatif)
-            .post(&at("/consumers"), teaching::consume);
+            .post(&at("/consumers"), teaching::consume)
+            .get(&at("/progress"), classroom::progress);
     }
     routes
 }

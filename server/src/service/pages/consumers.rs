@@ -73,7 +73,21 @@ pub async fn consume(lab: &Lab, request: &ConsumeRequest) -> Result<GroupRead, A
             .map_err(failed)?;
     read.group = group;
     read.sentences = said_of_read(&read);
+    record(lab, &read).await;
     Ok(read)
+}
+
+/// Keeps the read in the history: the classroom's evidence of a group that resumed where it
+/// committed.
+pub async fn record(lab: &Lab, read: &GroupRead) {
+    if let Some(history) = lab.history()
+        && let Err(e) = history.record_group_read(&lab.config.lab, read).await
+    {
+        tracing::warn!(
+            "could not record group {}'s read in the history: {e}",
+            read.group
+        );
+    }
 }
 
 /// Where the read resumed on each partition and why, what it committed, and how bronze differs.

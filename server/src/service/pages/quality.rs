@@ -150,7 +150,8 @@ async fn quarantined(
         None => 0,
     };
     let sql = format!(
-        "SELECT run, \"table\", rules, reason, \"row\", source_file, source_line FROM q {only} \
+        "SELECT run, \"table\", rules, reason, \"row\", source_file, source_line, source_table, \
+         source_version FROM q {only} \
          ORDER BY run DESC NULLS LAST, source_file, source_line LIMIT {ROWS_SHOWN}"
     );
     let batches = tables::query(&ctx, QUARANTINE, &sql)
@@ -161,14 +162,23 @@ async fn quarantined(
         let c = Columns::of(batch, QUARANTINE);
         let runs = c.primitive::<Int64Type>("run").map_err(failed)?;
         let lines = c.primitive::<Int64Type>("source_line").map_err(failed)?;
-        let [table, rules, reason, row, file] =
-            ["table", "rules", "reason", "row", "source_file"].map(|n| c.strings(n));
-        let (table, rules, reason, row, file) = (
+        let versions = c.primitive::<Int64Type>("source_version").map_err(failed)?;
+        let [table, rules, reason, row, file, source] = [
+            "table",
+            "rules",
+            "reason",
+            "row",
+            "source_file",
+            "source_table",
+        ]
+        .map(|n| c.strings(n));
+        let (table, rules, reason, row, file, source) = (
             table.map_err(failed)?,
             rules.map_err(failed)?,
             reason.map_err(failed)?,
             row.map_err(failed)?,
             file.map_err(failed)?,
+            source.map_err(failed)?,
         );
         for i in 0..batch.num_rows() {
             let text = |a: &arrow::array::StringArray| match a.is_null(i) {
@@ -183,6 +193,10 @@ async fn quarantined(
                 row: text(&row),
                 file: file.is_valid(i).then(|| file.value(i).to_string()),
                 line: lines.is_valid(i).then(|| lines.value(i)),
+                source: source.is_valid(i).then(|| match versions.is_valid(i) {
+                    true => format!("{} version {}", source.value(i), versions.value(i)),
+                    false => source.value(i).to_string(),
+                }),
             });
         }
     }

@@ -342,4 +342,8 @@ impl Backend for LabRunner {
     async fn consume(&self, request: ConsumeRequest) -> Result<GroupRead, ApiError> {
         consumers::consume(&self.lab, &request).await
     }
+
+    async fn progress(&self) -> Result<LabProgress, ApiError> {
+        crate::service::progress::progress(&self.lab).await
+    }
 }
