@@ -207,7 +207,8 @@ async fn the_late_rows_of_module_9_written_in_sql_are_shown_to_a_learner_and_a_v
 }
 
 /// A class made on the labs page from a pasted list: the sheet shows each lab and its token
-/// once; a screenshot of the sheet goes to `artifacts/screenshots/class-sheet.png`.
+/// once; the board marks what each lab did, and a learner sees her own row as a checklist.
+/// Screenshots go to `artifacts/screenshots/class-*.png`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once() {
     clear_artifacts(|name| name.starts_with("class-"));
@@ -246,8 +247,102 @@ async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once(
         .call("POST", "/execute/sync", json!({"script": show, "args": []}))
         .await;
     browser.screenshot("class-sheet").await;
+    let ann_token = browser
+        .text(
+            &browser
+                .wait_for(".class-sheet tr[data-lab='ann-lee'] code.token")
+                .await,
+        )
+        .await;
     // Shown once: the page opened again shows no token.
     browser.open(&format!("{base}/labs")).await;
     browser.wait_for("table.labs").await;
     assert!(browser.find(".class-sheet").await.is_none());
+
+    // Ann's lab runs the week-14 example: the board marks her milestone, with the class's share.
+    for (method, path, body) in [
+        ("POST", "/pipeline/example", json!({})),
+        ("POST", "/landing/example", json!({"days": "1-2"})),
+        ("POST", "/runs?wait=true", json!({})),
+    ] {
+        let (status, answer) = call(
+            &base,
+            &ann_token,
+            method,
+            &format!("/api/labs/ann-lee{path}"),
+            body,
+        )
+        .await;
+        assert!(status < 300, "{path}: {status} {answer}");
+    }
+    browser.open(&format!("{base}/classes/dp-2026")).await;
+    browser
+        .wait_for("tr[data-lab='ann-lee'] td.done[data-milestone='w14.expectations'] a")
+        .await;
+    assert!(
+        browser
+            .find("tr[data-lab='zoe-o-brien'] td.done")
+            .await
+            .is_none(),
+        "Zoë did nothing yet"
+    );
+    assert!(
+        browser
+            .find("tr[data-lab='ann-lee'] td.done[data-milestone='m9.check_clean']")
+            .await
+            .is_none(),
+        "a clean check of week 14's tables is not module 9's"
+    );
+    let share = browser
+        .text(
+            &browser
+                .wait_for("tfoot td.share[data-milestone='w14.expectations']")
+                .await,
+        )
+        .await;
+    assert!(share.starts_with("1 of 3"), "{share}");
+    assert!(browser.find("a[download='dp-2026.csv']").await.is_some());
+    browser.screenshot("class-board").await;
+    browser
+        .open(&format!("{base}/classes/dp-2026?course=week14"))
+        .await;
+    browser.wait_for("table.board").await;
+    assert!(
+        browser
+            .find("th[data-milestone='m9.built']")
+            .await
+            .is_none()
+    );
+    browser.resize(390, 844).await;
+    browser.screenshot("class-board-phone").await;
+
+    // Ann sees her own row as a checklist on her lab's home page; the board is not hers.
+    sign_in_instead(&browser, &base, &ann_token, "/labs/ann-lee").await;
+    browser
+        .wait_for(".checklist li.done[data-milestone='w14.expectations'] a")
+        .await;
+    browser
+        .wait_for(".checklist li.todo[data-milestone='w14.bad_rows'] .how")
+        .await;
+    let show = "document.querySelector('.checklist').scrollIntoView()";
+    browser
+        .call("POST", "/execute/sync", json!({"script": show, "args": []}))
+        .await;
+    browser.screenshot("class-checklist-phone").await;
+    browser.resize(1280, 1000).await;
+    browser.open(&format!("{base}/labs/ann-lee")).await;
+    browser.wait_for(".checklist li.done").await;
+    browser
+        .call("POST", "/execute/sync", json!({"script": show, "args": []}))
+        .await;
+    browser.screenshot("class-checklist").await;
+    let (status, _) = call(
+        &base,
+        &ann_token,
+        "GET",
+        "/api/classes/dp-2026/progress",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 403, "a learner does not see the class's board");
 }

@@ -25,6 +25,18 @@ pub fn current_lab() -> String {
 }
 
 /// A page of lab `lab`: `/runs` of lab ann is `/labs/ann/runs`; the default lab's is `/runs`.
+/// `text` as a CSV download's `href`: a data URL, what it cannot hold as it is percent-encoded.
+pub fn csv_href(text: &str) -> String {
+    let encoded: String = text
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("data:text/csv;charset=utf-8,{encoded}")
+}
+
 pub fn lab_href(lab: &str, path: &str) -> String {
     match (lab, path) {
         (DEFAULT_LAB, _) => path.to_string(),

@@ -138,6 +138,12 @@ fn routes() -> StaticVec<AnyNestedRoute> {
         NestedRoute::new(StaticSegment("labs"), pages::labs::LabsPage)
             .ssr_mode(SsrMode::Async)
             .into_any_nested_route(),
+        NestedRoute::new(
+            (StaticSegment("classes"), ParamSegment("class")),
+            pages::board::BoardPage,
+        )
+        .ssr_mode(SsrMode::Async)
+        .into_any_nested_route(),
     ];
     for in_lab in [true, false] {
         for page in &PAGES {
@@ -203,7 +209,8 @@ fn TopBar() -> impl IntoView {
             <a class="brand" href=move || lab_href(&lab(), "/")>"Reckon"</a>
             {move || {
                 // The overview and the sign-in page belong to no lab.
-                let outside = matches!(path.get().as_str(), "/labs" | "/login");
+                let outside = matches!(path.get().as_str(), "/labs" | "/login")
+                    || path.get().starts_with("/classes/");
                 (!outside).then(|| view! { <span class="lab-name" data-lab=lab()>{format!("lab {}", lab())}</span> })
             }}
             <nav>

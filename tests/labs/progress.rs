@@ -111,3 +111,37 @@ fn week_14_milestones_come_from_the_projects_runs_tables_and_a_consumer_group() 
         m["w14.kafka_offsets"]
     );
 }
+
+/// The API: a lab's milestones for its learner and the instructor, no one else's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labs_progress_is_its_learners_and_the_instructors_only() {
+    let server = super::Server::new("progress-api").await;
+    let ann = server
+        .example_lab("ann", Some(serde_json::json!({"days": "1-2"})))
+        .await;
+    let bob = server.create_lab("bob").await;
+    let uri = "/api/labs/ann/progress";
+    for token in [&ann, &super::INSTRUCTOR.to_string()] {
+        let answer = server
+            .api("GET", uri, Some(token), serde_json::json!({}))
+            .await;
+        assert_eq!(answer.status, axum::http::StatusCode::OK, "{}", answer.json);
+        assert_eq!(answer.json["lab"], "ann");
+        let expectations = (answer.json["milestones"].as_array().unwrap().iter())
+            .find(|m| m["id"] == "w14.expectations")
+            .unwrap();
+        assert_eq!(expectations["done"], true, "{expectations}");
+        assert_eq!(expectations["course"], "week14");
+    }
+    let answer = server
+        .api("GET", uri, Some(&bob), serde_json::json!({}))
+        .await;
+    assert_eq!(
+        answer.status,
+        axum::http::StatusCode::FORBIDDEN,
+        "{}",
+        answer.json
+    );
+    let answer = server.api("GET", uri, None, serde_json::json!({})).await;
+    assert_eq!(answer.status, axum::http::StatusCode::UNAUTHORIZED);
+}

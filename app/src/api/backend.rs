@@ -64,6 +64,12 @@ pub trait Server: Send + Sync {
         list: &str,
         csrf: Option<&str>,
     ) -> Result<ClassMade, ApiError>;
+    /// Class `class`'s board: each of its labs' milestones (the instructor only).
+    async fn class_progress(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+    ) -> Result<ClassProgress, ApiError>;
     /// Deletes a lab: its topic, its folder and its history.
     async fn delete_lab(
         &self,

@@ -1,17 +1,28 @@
-//! The classroom's server functions (issue "The classroom"): a lab's milestones.
+//! The classroom's server functions (issue "The classroom"): a lab's milestones, a class's
+//! board.
 
 use leptos::prelude::*;
 
 use crate::error::ApiError;
-use crate::model::LabProgress;
+use crate::model::{ClassProgress, LabProgress};
 
 #[cfg(feature = "ssr")]
 use super::backend::Access;
 #[cfg(feature = "ssr")]
-use super::call::{guarded, open};
+use super::call::{guarded, open, server};
 
 /// The lab's milestones, each proved from what the lab did.
 #[server(prefix = "/fn", endpoint = "progress")]
 pub async fn get_progress(lab: String) -> Result<LabProgress, ApiError> {
     guarded(async move { open(&lab, Access::Read, &None).await?.progress().await }).await
+}
+
+/// Class `class`'s board: each lab's milestones (the instructor only).
+#[server(prefix = "/fn", endpoint = "class_progress")]
+pub async fn get_class_progress(class: String) -> Result<ClassProgress, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        server.class_progress(&headers, &class).await
+    })
+    .await
 }

@@ -73,3 +73,29 @@ pub struct LabProgress {
     pub lab: String,
     pub milestones: Vec<Milestone>,
 }
+
+/// A class's board: each lab's milestones, and how many labs reached each.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ClassProgress {
+    pub class: String,
+    /// Each lab with the line of the class list it was made from.
+    pub labs: Vec<ClassRow>,
+}
+
+/// One lab of a class on the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassRow {
+    /// The line as pasted.
+    pub line: String,
+    pub progress: LabProgress,
+}
+
+impl ClassProgress {
+    /// How many labs reached milestone `id`.
+    pub fn reached(&self, id: &str) -> usize {
+        self.labs
+            .iter()
+            .filter(|row| (row.progress.milestones.iter()).any(|m| m.id == id && m.done))
+            .count()
+    }
+}

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::api::{ApiError, CreateClass};
-use crate::components::{CsrfField, ErrorLine, Live, field_error};
+use crate::components::{CsrfField, ErrorLine, Live, csv_href, field_error};
 use crate::model::ClassMade;
 
 #[component]
@@ -46,17 +46,7 @@ pub fn MakeClass() -> impl IntoView {
 
 /// The tokens, shown once: a table to print, the CSV to download.
 fn sheet(made: ClassMade) -> impl IntoView {
-    let csv = format!(
-        "data:text/csv;charset=utf-8,{}",
-        made.csv
-            .bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' =>
-                    (b as char).to_string(),
-                _ => format!("%{b:02X}"),
-            })
-            .collect::<String>()
-    );
+    let csv = csv_href(&made.csv);
     let seen = (!made.seen_before.is_empty()).then(|| {
         view! { <p class="note">{format!("{} line(s) had labs already: nothing new made for them.", made.seen_before.len())}</p> }
     });
@@ -68,6 +58,8 @@ fn sheet(made: ClassMade) -> impl IntoView {
                 <a class="button" href=csv download=file>"Download the CSV"</a>
                 " "
                 <button type="button" onclick="window.print()">"Print"</button>
+                " "
+                <a class="button" href=format!("/classes/{}", made.class)>"Open the class board"</a>
             </p>
             {seen}
             <table class="tokens">

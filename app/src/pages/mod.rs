@@ -1,5 +1,6 @@
 //! One page per file; each fetches its data with a server function and refetches it live.
 
+pub mod board;
 pub mod class;
 pub mod code;
 mod consumers;

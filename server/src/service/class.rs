@@ -5,12 +5,40 @@
 
 use std::collections::BTreeSet;
 
-use app::api::{ApiError, Server};
-use app::model::{ClassLab, ClassMade, DEFAULT_LAB};
+use app::api::{Access, ApiError, Server};
+use app::model::{ClassLab, ClassMade, ClassProgress, ClassRow, DEFAULT_LAB};
 
 use crate::access::registry::Registry;
 use crate::config::validate_lab_name;
 use crate::service::error::failed;
+
+/// Class `class`'s board: each of its labs' milestones (the caller was found to manage labs).
+/// A lab of the class deleted since is left off.
+pub async fn board(
+    server: &impl Server,
+    registry: &Registry,
+    headers: &http::HeaderMap,
+    class: &str,
+) -> Result<ClassProgress, ApiError> {
+    let lines = registry.class_lines(class).await.map_err(failed)?;
+    if lines.is_empty() {
+        return Err(ApiError::NotFound(format!("no class named {class}")));
+    }
+    let mut board = ClassProgress {
+        class: class.to_string(),
+        labs: vec![],
+    };
+    for (line, lab) in lines {
+        let Ok(backend) = server.open(headers, &lab, Access::Read, None).await else {
+            continue;
+        };
+        board.labs.push(ClassRow {
+            line,
+            progress: backend.progress().await?,
+        });
+    }
+    Ok(board)
+}
 
 /// Makes a lab and a learner token for each line of `list` that class `class` has not made into
 /// a lab before (the caller was found to manage labs), and says each back, shown once.

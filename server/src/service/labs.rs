@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{ClassMade, DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView};
+use app::model::{
+    ClassMade, ClassProgress, DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView,
+};
 use chrono::Utc;
 use tokio::sync::Semaphore;
 
@@ -335,6 +337,16 @@ impl Server for Labs {
         caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
         crate::service::class::create(self, self.auth.registry(), headers, (class, list), csrf)
             .await
+    }
+
+    async fn class_progress(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+    ) -> Result<ClassProgress, ApiError> {
+        let caller = self.auth.caller(headers).await?;
+        caller.who.may(DEFAULT_LAB, Access::Manage, false)?;
+        crate::service::class::board(self, self.auth.registry(), headers, class).await
     }
 
     async fn delete_lab(

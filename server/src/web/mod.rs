@@ -145,6 +145,7 @@ fn own_routes() -> Routes {
         .get("/api/labs", api::labs)
         .post("/api/labs", api::create_lab)
         .post("/api/classes", api::create_class)
+        .get("/api/classes/{class}/progress", classroom::class_progress)
         .route(Method::DELETE, "/api/labs/{lab}", api::delete_lab)
         .post("/login", session::sign_in)
         .post("/logout", session::sign_out);

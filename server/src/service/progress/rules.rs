@@ -45,7 +45,7 @@ pub const RULES: [Rule; 12] = [
         id: "m9.check_clean",
         course: Course::Module9,
         title: "A check with no PROBLEM",
-        how: "Run the check after the streams: every line ok, late or waiting.",
+        how: "Run the check after module 9's streams: every line ok, late or waiting.",
         proved: check_clean,
     },
     Rule {
@@ -151,8 +151,21 @@ fn clean(findings: &[CheckLine]) -> bool {
             .any(|l| matches!(l.verdict, Verdict::Ok | Verdict::Late))
 }
 
+/// Whether `run` wrote module 9's gold, `hourly_sales`.
+fn writes_gold(run: &RunEvidence) -> bool {
+    completed(run).any(|f| f.target.as_deref() == Some("hourly_sales"))
+}
+
+/// A clean check of module 9's tables: after a run that wrote hourly_sales, in its generation.
 fn check_clean(e: &Evidence, _: &Facts) -> Option<Proof> {
-    ended(&e.runs).find(|r| clean(&r.findings)).map(|r| Proof {
+    let runs: Vec<&RunEvidence> = ended(&e.runs).collect();
+    let checked = runs.iter().enumerate().find(|(i, r)| {
+        clean(&r.findings)
+            && runs[..=*i]
+                .iter()
+                .any(|b| b.generation == r.generation && writes_gold(b))
+    });
+    checked.map(|(_, r)| Proof {
         run: Some(r.id),
         evidence: format!(
             "run #{}'s check: {} line(s), none a PROBLEM",
