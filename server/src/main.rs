@@ -17,11 +17,15 @@ async fn execute(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Broker { action } => {
             return cli::broker::execute(&config.local_broker, &action).await;
         }
+        // A class makes labs in the data folder: its command opens them all, as the server.
+        Command::Class { command } => {
+            return cli::class::execute(config, command, &cli.lab).await;
+        }
         lab_command => lab_command,
     };
     let lab = Lab::open(config).await?;
     match command {
-        Command::Broker { .. } | Command::Worker { .. } => {}
+        Command::Broker { .. } | Command::Worker { .. } | Command::Class { .. } => {}
         Command::Reset { force } => {
             lab.reset(force).await?;
             println!(

@@ -94,3 +94,84 @@ async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
         .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
 }
+
+/// `reckon class create` at the shell, beside a running server on the same data folder: the
+/// server serves the new labs with their tokens at once; a second list adds only its new
+/// lines; a file that cannot be read is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_class_made_at_the_shell_is_served_by_the_running_server_at_once() {
+    let server = Server::new("classcli").await;
+    let file = server.lab.data().join("dp-cli.txt");
+    let csv = server.lab.data().join("sheet.csv");
+    std::fs::write(&file, "Ann Lee\nBob Roy, bob@example.org\n").unwrap();
+    let args = |file: &std::path::Path| {
+        vec![
+            "class".to_string(),
+            "create".into(),
+            file.display().to_string(),
+            "--csv".into(),
+            csv.display().to_string(),
+        ]
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        server.lab.reckon(&args)
+    };
+    let out = run(args(&file));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("class dp-cli: 2 lab(s) made"), "{said}");
+    let sheet = std::fs::read_to_string(&csv).unwrap();
+    let token = |lab: &str| -> String {
+        let row = sheet
+            .lines()
+            .find(|l| l.contains(&format!(",{lab},")))
+            .unwrap();
+        row.rsplit(',').next().unwrap().to_string()
+    };
+    let ann = token("ann-lee");
+    // The running server, which was not told, serves the lab with its token.
+    let answer = server
+        .api("GET", "/api/labs/ann-lee/freshness", Some(&ann), json!({}))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.json);
+    let answer = server
+        .api("GET", "/api/labs/bob-roy/freshness", Some(&ann), json!({}))
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::FORBIDDEN,
+        "Ann's token opens her lab only"
+    );
+    let board = server
+        .ok_as(
+            "GET",
+            "/api/classes/dp-cli/progress",
+            Some(INSTRUCTOR),
+            json!({}),
+        )
+        .await;
+    assert_eq!(board["labs"].as_array().unwrap().len(), 2, "{board}");
+    // The list again with one more line: only that one is made.
+    std::fs::write(&file, "Ann Lee\nBob Roy, bob@example.org\nCy\n").unwrap();
+    let out = run(args(&file));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        said.contains("1 lab(s) made") && said.contains("cy\t"),
+        "{said}"
+    );
+    assert_eq!(said.matches("has a lab already").count(), 2, "{said}");
+    let labs = server
+        .ok_as("GET", "/api/labs", Some(INSTRUCTOR), json!({}))
+        .await;
+    assert!(labs.to_string().contains("\"cy\""), "{labs}");
+    // A list that cannot be read is named.
+    let missing = server.lab.data().join("no-such-list.txt");
+    let out = run(args(&missing));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-list.txt"));
+}

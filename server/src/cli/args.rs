@@ -143,6 +143,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A class: labs made from a class list in one step, as the labs page does.
+    Class {
+        #[command(subcommand)]
+        command: ClassCommand,
+    },
     /// The courses' milestones for the lab (module 9, week 14): each done or not, since when,
     /// and the run that proves it.
     Progress {
@@ -221,4 +226,20 @@ pub struct ServeArgs {
     pub produce_burst: u32,
     #[arg(long, default_value_t = 20.0)]
     pub produce_rate: f64,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ClassCommand {
+    /// A lab and a learner token for each line of FILE (one name a line, or a CSV of name and
+    /// email) not made into a lab before in this class; the sheet printed once. A server
+    /// running on the same data folder serves the new labs without a restart.
+    Create {
+        file: PathBuf,
+        /// The class's name (default: FILE's name without its extension).
+        #[arg(long)]
+        class: Option<String>,
+        /// Also write the sheet as CSV (name, email, lab, token) to OUT.
+        #[arg(long, value_name = "OUT")]
+        csv: Option<PathBuf>,
+    },
 }

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod broker;
 pub mod check;
+pub mod class;
 pub mod config;
 pub mod consume;
 pub mod freshness;

@@ -2,14 +2,13 @@
 //! folder, settings and schedule, sharing one broker, one history and N run slots. Every page,
 //! server function and API call opens its lab here, and is allowed or refused here.
 
+mod summary;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{
-    ClassMade, ClassProgress, DEFAULT_LAB, LabSummary, Light, NewToken, Role, SessionView,
-};
-use chrono::Utc;
+use app::model::{ClassMade, ClassProgress, DEFAULT_LAB, LabSummary, NewToken, Role, SessionView};
 use tokio::sync::Semaphore;
 
 use crate::access::registry::Registry;
@@ -18,7 +17,6 @@ use crate::config::{Config, validate_lab_name};
 use crate::kafka::SharedClients;
 use crate::service::error::failed;
 use crate::service::lab::{Lab, LabError};
-use crate::service::pages::freshness;
 use crate::service::runner::LabRunner;
 use crate::store::History;
 
@@ -142,6 +140,36 @@ impl Labs {
         dashboard.ok_or_else(|| ApiError::NotFound(format!("no lab {name:?}")))
     }
 
+    /// Opens the labs the registry holds that this server has not: made by another process on
+    /// the same data folder (`reckon class create`), served from now on without a restart.
+    async fn adopt(&self) -> Result<(), ApiError> {
+        let records = self.auth.registry().labs().await.map_err(failed)?;
+        if records.iter().all(|r| self.get(&r.name).is_some()) {
+            return Ok(());
+        }
+        // Not beside a lab being made or deleted: a deleted lab's record is gone first.
+        let _managing = self.managing.lock().await;
+        for record in records {
+            if self.get(&record.name).is_some() {
+                continue;
+            }
+            let config = self.root.for_lab(&record.name);
+            let lab = Lab::with_history(config, self.history.clone()).sharing(self.kafka.clone());
+            let dashboard = LabRunner::new(
+                lab,
+                self.auth.registry().clone(),
+                (self.run_slots.clone(), self.run_limits),
+                record.public,
+            );
+            if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
+                dashboard.start_schedule();
+            }
+            tracing::info!("lab {} made elsewhere, served from now on", record.name);
+            self.dashboards().insert(record.name, dashboard);
+        }
+        Ok(())
+    }
+
     /// Lab `name` as the JSON API's handlers use it.
     pub async fn open_lab(
         &self,
@@ -150,6 +178,9 @@ impl Labs {
         access: Access,
     ) -> Result<Arc<LabRunner>, ApiError> {
         let caller = self.auth.caller(headers).await?;
+        if self.get(name).is_none() {
+            self.adopt().await?;
+        }
         self.allow(&caller, name, access, access::csrf_header(headers))
     }
 
@@ -165,42 +196,6 @@ impl Labs {
             })
             .collect()
     }
-
-    async fn summary(dashboard: &LabRunner) -> LabSummary {
-        let config = &dashboard.lab().config;
-        let mut summary = LabSummary {
-            name: config.lab.clone(),
-            topic: config.topic.clone(),
-            public: dashboard.is_public(),
-            light: Light::Amber,
-            final_through: None,
-            last_check: None,
-            last_run_at: None,
-            error: None,
-            pipeline: dashboard.lab().kind(),
-            rule_failures: 0,
-        };
-        if let Some(history) = dashboard.lab().history()
-            && let Ok(Some(last)) = history.last_finished_run(&config.lab).await
-            && let Ok(events) = history.events(&config.lab, Some(last.id)).await
-        {
-            summary.rule_failures = events
-                .iter()
-                .flat_map(|(_, e)| &e.figures.expectations)
-                .map(|r| r.failed)
-                .sum();
-        }
-        match freshness::freshness(dashboard.lab(), Utc::now(), &dashboard.cost_model()).await {
-            Ok(f) => {
-                summary.light = f.light;
-                summary.final_through = f.final_through;
-                summary.last_check = f.last_check;
-                summary.last_run_at = f.last_run_at;
-            }
-            Err(e) => summary.error = Some(e.to_string()),
-        }
-        summary
-    }
 }
 
 #[async_trait::async_trait]
@@ -213,6 +208,9 @@ impl Server for Labs {
         csrf: Option<&str>,
     ) -> Result<Arc<dyn Backend>, ApiError> {
         let caller = self.auth.caller(headers).await?;
+        if self.get(lab).is_none() {
+            self.adopt().await?;
+        }
         Ok(self.allow(&caller, lab, access, csrf)?)
     }
 
@@ -237,13 +235,14 @@ impl Server for Labs {
 
     async fn labs(&self, headers: &http::HeaderMap) -> Result<Vec<LabSummary>, ApiError> {
         let caller = self.auth.caller(headers).await?;
+        self.adopt().await?;
         let visible = self.visible(&caller.who);
         if caller.who == Who::Anonymous && visible.is_empty() {
             caller.who.may(DEFAULT_LAB, Access::Read, false)?;
         }
         let mut summaries = vec![];
         for dashboard in visible {
-            summaries.push(Self::summary(&dashboard).await);
+            summaries.push(summary::summary(&dashboard).await);
         }
         Ok(summaries)
     }
