@@ -33,7 +33,7 @@ pub struct Page {
 }
 
 /// The dashboard's pages, in the order the navigation shows them.
-pub const PAGES: [Page; 14] = [
+pub const PAGES: [Page; 15] = [
     Page {
         path: "/",
         label: Some("Freshness"),
@@ -98,6 +98,11 @@ pub const PAGES: [Page; 14] = [
         path: "/runs/:id",
         label: None,
         view: || view! { <pages::run::RunPage /> }.into_any(),
+    },
+    Page {
+        path: "/writing",
+        label: Some("Writing"),
+        view: || view! { <pages::writing::WritingPage /> }.into_any(),
     },
     Page {
         path: "/history",

@@ -30,7 +30,7 @@ fn module_9_milestones_come_from_the_labs_own_runs_and_checks() {
     let lab = TestLab::new("progress-m9");
     let before = progress(&lab);
     assert!(before.values().all(|m| m["done"] == false), "{before:?}");
-    assert_eq!(before.len(), 12);
+    assert_eq!(before.len(), 14);
 
     // The course played without dropping duplicates: built, the double count caught, 09:00
     // late; not fixed, and no clean check.
@@ -144,4 +144,90 @@ async fn a_labs_progress_is_its_learners_and_the_instructors_only() {
     );
     let answer = server.api("GET", uri, None, serde_json::json!({})).await;
     assert_eq!(answer.status, axum::http::StatusCode::UNAUTHORIZED);
+}
+
+/// The writing tasks through the API: saved with their time, bounded, of known tasks only, by
+/// the lab's learner only; the note and the check count once long enough.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_tasks_are_saved_bounded_and_prove_their_milestones() {
+    use axum::http::StatusCode;
+    let server = super::Server::new("progress-writing").await;
+    let ann = server.create_lab("ann").await;
+    let viewer = server
+        .ok(
+            "POST",
+            "/api/labs/ann/viewer-token",
+            &ann,
+            serde_json::json!({}),
+        )
+        .await;
+    let viewer = viewer["token"].as_str().unwrap().to_string();
+    let put = |task: &str, text: String, token: String| {
+        let uri = format!("/api/labs/ann/writing/{task}");
+        let server = &server;
+        async move { server.put_text(&uri, Some(&token), &text).await }
+    };
+    let words = |n: usize| vec!["word"; n].join(" ");
+    let note_done = || async {
+        let answer = server
+            .api(
+                "GET",
+                "/api/labs/ann/progress",
+                Some(&ann),
+                serde_json::json!({}),
+            )
+            .await;
+        let all = answer.json["milestones"].as_array().unwrap().clone();
+        let of = |id: &str| all.iter().find(|m| m["id"] == id).unwrap()["done"] == true;
+        (of("w14.note"), of("w14.check"))
+    };
+    let saved = put("note", words(99), ann.clone()).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.json);
+    assert!(saved.json["at"].is_string());
+    assert_eq!(
+        note_done().await,
+        (false, false),
+        "99 words are not a note yet"
+    );
+    let saved = put("note", format!("{} Kafka", words(99)), ann.clone()).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.json);
+    assert_eq!(note_done().await.0, true);
+    for task in ["check.1", "check.2", "check.3", "check.4", "check.5"] {
+        put(task, words(10), ann.clone()).await;
+    }
+    assert_eq!(note_done().await.1, false, "the teach-back is missing");
+    put("teachback", words(12), ann.clone()).await;
+    assert_eq!(note_done().await.1, true);
+    // The newest text of each, with the prompt.
+    let all = server
+        .ok_as(
+            "GET",
+            "/api/labs/ann/writing",
+            Some(&viewer),
+            serde_json::json!({}),
+        )
+        .await;
+    let note = (all.as_array().unwrap().iter())
+        .find(|w| w["task"] == "note")
+        .unwrap();
+    assert!(note["text"].as_str().unwrap().ends_with("Kafka"), "{note}");
+    assert!(note["prompt"].as_str().unwrap().contains("director"));
+    // Refused: an unknown task, a text over the bound, a viewer's save; nothing changes.
+    let answer = put("essay", words(3), ann.clone()).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
+    assert!(answer.json.to_string().contains("task"), "{}", answer.json);
+    let answer = put("note", "x".repeat(20_001), ann.clone()).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.json);
+    assert!(answer.json.to_string().contains("text"), "{}", answer.json);
+    let answer = put("note", words(150), viewer.clone()).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.json);
+    let again = server
+        .ok_as(
+            "GET",
+            "/api/labs/ann/writing",
+            Some(&ann),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(again, all);
 }

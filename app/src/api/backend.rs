@@ -170,4 +170,8 @@ pub trait Backend: Send + Sync {
     async fn consume(&self, request: ConsumeRequest) -> Result<GroupRead, ApiError>;
     /// The lab's milestones, each proved from what the lab did (issue "The classroom").
     async fn progress(&self) -> Result<LabProgress, ApiError>;
+    /// The lab's writing tasks, each with its newest text.
+    async fn writings(&self) -> Result<Vec<Writing>, ApiError>;
+    /// Saves a writing task's text (kept with its time; the newest counts).
+    async fn save_writing(&self, task: &str, text: &str) -> Result<Writing, ApiError>;
 }

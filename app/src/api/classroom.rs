@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::ApiError;
-use crate::model::{ClassProgress, LabProgress};
+use crate::model::{ClassProgress, LabProgress, Writing};
 
 #[cfg(feature = "ssr")]
 use super::backend::Access;
@@ -23,6 +23,30 @@ pub async fn get_class_progress(class: String) -> Result<ClassProgress, ApiError
     guarded(async move {
         let (server, headers) = server()?;
         server.class_progress(&headers, &class).await
+    })
+    .await
+}
+
+/// The lab's writing tasks, each with its newest text.
+#[server(prefix = "/fn", endpoint = "writings")]
+pub async fn get_writings(lab: String) -> Result<Vec<Writing>, ApiError> {
+    guarded(async move { open(&lab, Access::Read, &None).await?.writings().await }).await
+}
+
+/// Saves a writing task's text.
+#[server(prefix = "/fn", endpoint = "save_writing")]
+pub async fn save_writing(
+    lab: String,
+    csrf: Option<String>,
+    task: String,
+    text: String,
+) -> Result<Writing, ApiError> {
+    guarded(async move {
+        let text = text.replace("\r\n", "\n");
+        open(&lab, Access::Write, &csrf)
+            .await?
+            .save_writing(&task, &text)
+            .await
     })
     .await
 }

@@ -10,6 +10,7 @@ mod pages;
 mod pipeline;
 mod run;
 mod teaching;
+mod writing;
 
 pub use class::*;
 pub use lab::*;
@@ -17,6 +18,7 @@ pub use pages::*;
 pub use pipeline::*;
 pub use run::*;
 pub use teaching::*;
+pub use writing::*;
 
 /// The lab a server always has; its pages live at `/`, every other lab's at `/labs/{name}/`.
 pub const DEFAULT_LAB: &str = "default";

@@ -75,7 +75,11 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
                 .collect_view();
             view! {
                 <tr data-lab=lab.clone()>
-                    <th scope="row"><a href=lab_href(&lab, "/")>{lab.clone()}</a><span class="line">{row.line.clone()}</span></th>
+                    <th scope="row">
+                        <a href=lab_href(&lab, "/")>{lab.clone()}</a>
+                        <span class="line">{row.line.clone()}</span>
+                        <a class="writing-link" href=lab_href(&lab, "/writing")>"writing"</a>
+                    </th>
                     {cells}
                 </tr>
             }

@@ -23,6 +23,7 @@ mod sql;
 pub mod tables;
 pub mod topic;
 pub mod whatif;
+pub mod writing;
 
 use leptos::prelude::*;
 use serde::Serialize;

@@ -38,6 +38,8 @@ pub struct Evidence {
     pub resets: Vec<(String, String)>,
     /// Each read of a consumer group from the Topic page.
     pub group_reads: Vec<GroupReadEvidence>,
+    /// Each writing task's newest text: (task, text, when saved).
+    pub writings: Vec<(String, String, String)>,
 }
 
 /// A consumer group's read: where it resumed, what it committed, and how many events the lab
@@ -141,7 +143,37 @@ impl History {
                 sent_before,
             });
         }
+        out.writings = self.writings(lab).await?;
         Ok(out)
+    }
+
+    /// Each writing task's newest text in lab `lab`: (task, text, when saved).
+    pub async fn writings(&self, lab: &str) -> Result<Vec<(String, String, String)>, HistoryError> {
+        Ok(sqlx::query_as(
+            "SELECT task, text, at FROM writings WHERE id IN \
+             (SELECT max(id) FROM writings WHERE lab = ? GROUP BY task) ORDER BY task",
+        )
+        .bind(lab)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Saves a writing task's text; when it was saved.
+    pub async fn record_writing(
+        &self,
+        lab: &str,
+        task: &str,
+        text: &str,
+    ) -> Result<String, HistoryError> {
+        let at = super::now();
+        sqlx::query("INSERT INTO writings (lab, task, text, at) VALUES (?, ?, ?, ?)")
+            .bind(lab)
+            .bind(task)
+            .bind(text)
+            .bind(&at)
+            .execute(self.pool())
+            .await?;
+        Ok(at)
     }
 
     /// Records a consumer group's read from the Topic page, with how many events the lab had

@@ -1,9 +1,11 @@
 //! The classroom's JSON API (issue "The classroom"): a lab's milestones, each proved from what
-//! the lab did (`GET …/progress`), and a class's board (`GET /api/classes/{class}/progress`).
+//! the lab did (`GET …/progress`), its writing tasks (`GET …/writing`, `PUT …/writing/{task}`
+//! with the text as the body), and a class's board (`GET /api/classes/{class}/progress`).
 
-use app::api::{Access, Backend, Server};
-use app::model::{ClassProgress, LabProgress};
+use app::api::{Access, ApiError, Backend, Server};
+use app::model::{ClassProgress, LabProgress, Writing};
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 
@@ -26,4 +28,27 @@ pub async fn class_progress(
     headers: HeaderMap,
 ) -> Result<Json<ClassProgress>, Failure> {
     Ok(Json(state.labs.class_progress(&headers, &class).await?))
+}
+
+/// The lab's writing tasks, each with its newest text.
+pub async fn writings(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Json<Vec<Writing>>, Failure> {
+    let lab = open(&state, &headers, &params, Access::Read).await?;
+    Ok(Json(lab.writings().await?))
+}
+
+/// Saves a writing task from the raw text body (`PUT …/writing/{task}`).
+pub async fn save_writing(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Writing>, Failure> {
+    let lab = open(&state, &headers, &params, Access::Write).await?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::field("text", "the text must be UTF-8"))?;
+    Ok(Json(lab.save_writing(params.get("task"), &text).await?))
 }

@@ -186,7 +186,9 @@ fn own_routes() -> Routes {
             .get(&at("/topic"), teaching::topic)
             .get(&at("/whatif"), teaching::whatif)
             .post(&at("/consumers"), teaching::consume)
-            .get(&at("/progress"), classroom::progress);
+            .get(&at("/progress"), classroom::progress)
+            .get(&at("/writing"), classroom::writings)
+            .route(Method::PUT, &at("/writing/{task}"), classroom::save_writing);
     }
     routes
 }

@@ -5,6 +5,7 @@
 //! never ticked by hand.
 
 mod rules;
+pub mod writing;
 
 use app::api::ApiError;
 use std::collections::BTreeSet;
@@ -44,7 +45,7 @@ pub fn milestones(evidence: &Evidence, facts: &Facts) -> Vec<Milestone> {
                     .iter()
                     .find(|r| r.id == id)
                     .and_then(|r| r.finished_at.clone()),
-                None => evidence.group_reads.last().map(|r| r.at.clone()),
+                None => p.at.clone(),
             });
             Milestone {
                 id: rule.id.to_string(),

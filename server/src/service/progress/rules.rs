@@ -19,9 +19,11 @@ pub struct Facts {
 /// What proves a milestone: the run, and in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proof {
-    /// `None` when what proves it is not a run (a consumer group's reads).
+    /// `None` when what proves it is not a run (a consumer group's read, a text saved).
     pub run: Option<i64>,
     pub evidence: String,
+    /// When it held, for a proof that is not a run.
+    pub at: Option<String>,
 }
 
 pub struct Rule {
@@ -33,7 +35,7 @@ pub struct Rule {
 }
 
 /// Every milestone, each course's in the order a learner meets them.
-pub const RULES: [Rule; 12] = [
+pub const RULES: [Rule; 14] = [
     Rule {
         id: "m9.built",
         course: Course::Module9,
@@ -81,42 +83,56 @@ pub const RULES: [Rule; 12] = [
         course: Course::Week14,
         title: "A declarative pipeline running with expectations",
         how: "Start from the week-14 example (or write your own with CONSTRAINT ... EXPECT), land files and run.",
-        proved: expectations,
+        proved: week14::expectations,
     },
     Rule {
         id: "w14.incremental",
         course: Course::Week14,
         title: "Incremental loads proven",
         how: "Land more days and run again: the run reads only the files landed since, none read before.",
-        proved: incremental,
+        proved: week14::incremental,
     },
     Rule {
         id: "w14.bad_rows",
         course: Course::Week14,
         title: "Bad rows dropped and counted",
         how: "Land the bad rows and run: rows that break an expect_or_drop rule go to _quarantine, counted per rule.",
-        proved: bad_rows,
+        proved: week14::bad_rows,
     },
     Rule {
         id: "w14.scd2",
         course: Course::Week14,
         title: "SCD2 via AUTO CDC working",
         how: "Run the challenge (AUTO CDC ... STORED AS SCD TYPE 2) on the accounts: a key that changed has a closed version, and the check says its history is right.",
-        proved: scd2,
+        proved: week14::scd2,
     },
     Rule {
         id: "w14.triggered",
         course: Course::Week14,
         title: "The pipeline scheduled or triggered by file arrival",
         how: "Turn on run-on-arrival (Landing) or a schedule (Settings), then land a file: a run starts on its own.",
-        proved: triggered,
+        proved: week14::triggered,
     },
     Rule {
         id: "w14.kafka_offsets",
         course: Course::Week14,
         title: "A Kafka consumer demo with offsets",
         how: "On the Topic page, read with a consumer group, send more events, then read with the same group: it resumes at the offset it committed.",
-        proved: kafka_offsets,
+        proved: week14::kafka_offsets,
+    },
+    Rule {
+        id: "w14.note",
+        course: Course::Week14,
+        title: "Director note written",
+        how: "On the Writing page: the note to a non-technical director, at least 100 words (150 asked), without jargon.",
+        proved: week14::note,
+    },
+    Rule {
+        id: "w14.check",
+        course: Course::Week14,
+        title: "Check and teach-back done",
+        how: "On the Writing page: each of the five check questions and the teach-back answered, at least 10 words each.",
+        proved: week14::check_answered,
     },
 ];
 
@@ -134,6 +150,7 @@ fn built(e: &Evidence, _: &Facts) -> Option<Proof> {
     ended(&e.runs).find_map(|r| {
         let gold = completed(r).find(|f| f.target.as_deref() == Some("hourly_sales"))?;
         Some(Proof {
+            at: None,
             run: Some(r.id),
             evidence: format!(
                 "run #{} wrote hourly_sales ({} rows read)",
@@ -166,6 +183,7 @@ fn check_clean(e: &Evidence, _: &Facts) -> Option<Proof> {
                 .any(|b| b.generation == r.generation && writes_gold(b))
     });
     checked.map(|(_, r)| Proof {
+        at: None,
         run: Some(r.id),
         evidence: format!(
             "run #{}'s check: {} line(s), none a PROBLEM",
@@ -200,6 +218,7 @@ fn double_caught(e: &Evidence, _: &Facts) -> Option<Proof> {
         let twice = counted_twice(r);
         let first = twice.first()?;
         Some(Proof {
+            at: None,
             run: Some(r.id),
             evidence: format!("run #{}'s check: {}", r.id, first.text),
         })
@@ -212,6 +231,7 @@ fn replay(e: &Evidence, _: &Facts) -> Option<Proof> {
         .filter(|r| r.generation > 0)
         .find(|r| completed(r).any(|f| f.figures.rows_read > 0))
         .map(|r| Proof {
+            at: None,
             run: Some(r.id),
             evidence: format!(
                 "after reset {} (a new topic), run #{} read the events again",
@@ -237,6 +257,7 @@ fn double_fixed(e: &Evidence, _: &Facts) -> Option<Proof> {
             });
         if let Some(r) = fixed {
             return Some(Proof {
+                at: None,
                 run: Some(r.id),
                 evidence: format!(
                     "run #{} counted {} twice; after a replay, run #{}'s check has {} with no PROBLEM",
@@ -258,141 +279,14 @@ fn late_seen(e: &Evidence, _: &Facts) -> Option<Proof> {
     e.runs.iter().find_map(|r| {
         let late = r.findings.iter().find(|l| l.verdict == Verdict::Late)?;
         Some(Proof {
+            at: None,
             run: Some(r.id),
             evidence: format!("run #{}'s check: {}", r.id, late.text),
         })
     })
 }
 
-fn expectations(e: &Evidence, _: &Facts) -> Option<Proof> {
-    ended(&e.runs).find_map(|r| {
-        let flow = completed(r).find(|f| !f.figures.expectations.is_empty())?;
-        let rules: Vec<&str> = (flow.figures.expectations.iter())
-            .map(|x| x.name.as_str())
-            .collect();
-        Some(Proof {
-            run: Some(r.id),
-            evidence: format!("run #{}: {} checked {}", r.id, flow.flow, rules.join(", ")),
-        })
-    })
-}
-
-/// A run that read files into a table that an earlier run of the same generation had read
-/// files into, every one of them new: none read before, none changed since it was read.
-fn incremental(e: &Evidence, _: &Facts) -> Option<Proof> {
-    let runs: Vec<&RunEvidence> = ended(&e.runs).collect();
-    for (i, later) in runs.iter().enumerate() {
-        for flow in completed(later).filter(|f| !f.figures.files.is_empty()) {
-            let earlier: Vec<&crate::store::FlowEvidence> = runs[..i]
-                .iter()
-                .filter(|r| r.generation == later.generation)
-                .flat_map(|r| completed(r))
-                .filter(|f| f.target == flow.target && !f.figures.files.is_empty())
-                .collect();
-            if earlier.is_empty() {
-                continue;
-            }
-            let read_before: BTreeSet<&str> = (earlier.iter())
-                .flat_map(|f| f.figures.files.iter().map(|x| x.path.as_str()))
-                .collect();
-            let files = &flow.figures.files;
-            if files
-                .iter()
-                .all(|f| !f.changed && !read_before.contains(f.path.as_str()))
-            {
-                return Some(Proof {
-                    run: Some(later.id),
-                    evidence: format!(
-                        "run #{} read {} new file(s) into {}, none of the {} read before",
-                        later.id,
-                        files.len(),
-                        flow.target.as_deref().unwrap_or(&flow.flow),
-                        read_before.len()
-                    ),
-                });
-            }
-        }
-    }
-    None
-}
-
-fn bad_rows(e: &Evidence, _: &Facts) -> Option<Proof> {
-    ended(&e.runs).find_map(|r| {
-        let flow = completed(r).find(|f| f.figures.rows_dropped > 0)?;
-        let rules: Vec<String> = (flow.figures.expectations.iter())
-            .filter(|x| x.failed > 0)
-            .map(|x| format!("{} {}", x.name, x.failed))
-            .collect();
-        Some(Proof {
-            run: Some(r.id),
-            evidence: format!(
-                "run #{}: {} dropped {} row(s) into _quarantine ({})",
-                r.id,
-                flow.flow,
-                flow.figures.rows_dropped,
-                rules.join(", ")
-            ),
-        })
-    })
-}
-
-fn scd2(e: &Evidence, facts: &Facts) -> Option<Proof> {
-    for (target, closed) in facts.closed_versions.iter().filter(|(_, n)| *n > 0) {
-        let said = format!("{target} has the history of");
-        let run = e.runs.iter().rev().find(|r| {
-            r.findings
-                .iter()
-                .any(|l| l.verdict == Verdict::Ok && l.text.starts_with(&said))
-        });
-        if let Some(r) = run {
-            return Some(Proof {
-                run: Some(r.id),
-                evidence: format!(
-                    "{target} holds {closed} closed version(s); run #{}'s check: its history is right",
-                    r.id
-                ),
-            });
-        }
-    }
-    None
-}
-
-fn triggered(e: &Evidence, _: &Facts) -> Option<Proof> {
-    ended(&e.runs)
-        .find(|r| matches!(r.started_by.as_str(), "schedule" | "file-arrival"))
-        .map(|r| Proof {
-            run: Some(r.id),
-            evidence: format!("run #{} was started by the {}", r.id, r.started_by),
-        })
-}
-
-/// A group read, more events sent, then the same group resumed where it had committed.
-fn kafka_offsets(e: &Evidence, _: &Facts) -> Option<Proof> {
-    for (i, later) in e.group_reads.iter().enumerate() {
-        if later.messages == 0 {
-            continue;
-        }
-        let before = e.group_reads[..i]
-            .iter()
-            .rev()
-            .find(|r| r.group == later.group && r.sent_before < later.sent_before);
-        let Some(before) = before else { continue };
-        let resumed = later.resumed.iter().find(|r| {
-            r.from == "committed" && before.committed.get(&r.partition) == Some(&r.offset)
-        });
-        if let Some(at) = resumed {
-            return Some(Proof {
-                run: None,
-                evidence: format!(
-                    "group {} read, more events were sent, and it resumed on partition {} at \
-                     offset {}, where it had committed",
-                    later.group, at.partition, at.offset
-                ),
-            });
-        }
-    }
-    None
-}
+mod week14;
 
 #[cfg(test)]
 mod tests;

@@ -346,4 +346,12 @@ impl Backend for LabRunner {
     async fn progress(&self) -> Result<LabProgress, ApiError> {
         crate::service::progress::progress(&self.lab).await
     }
+
+    async fn writings(&self) -> Result<Vec<Writing>, ApiError> {
+        crate::service::progress::writing::all(&self.lab).await
+    }
+
+    async fn save_writing(&self, task: &str, text: &str) -> Result<Writing, ApiError> {
+        crate::service::progress::writing::save(&self.lab, task, text).await
+    }
 }
