@@ -1,4 +1,5 @@
-//! The late ledger and the check of module 9 written in SQL, in a real browser (headless
+//! The late ledger and the check of module 9 written in SQL, and the classroom (a class, its
+//! board, a learner's checklist and writing), in a real browser (headless
 //! chromium): a learner starts the shop example in a shared lab, sends the course's batches and
 //! runs; the Late rows page names order 1006, which came after its hour was written, with its
 //! window, the watermark then and the run that read it; Reconciliation shows each hour beside
@@ -345,4 +346,58 @@ async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once(
     )
     .await;
     assert_eq!(status, 403, "a learner does not see the class's board");
+}
+
+/// The writing page: the note's words counted and its jargon marked as the learner types, the
+/// lab's cost figures offered as facts; saved, it proves the milestone on her checklist.
+/// Screenshots go to `artifacts/screenshots/writing-*.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learner_writes_the_director_note_with_jargon_marked_as_she_types() {
+    clear_artifacts(|name| name.starts_with("writing-"));
+    let lab = TestLab::new("browser-writing");
+    let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
+    let (status, made) = call(&base, INSTRUCTOR, "POST", "/api/labs", json!({"name": "kim"})).await;
+    assert_eq!(status, 201, "{made}");
+    let token = made["token"].as_str().unwrap().to_string();
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, &token, "/labs/kim").await;
+    browser.open(&format!("{base}/labs/kim/writing")).await;
+    let note = browser
+        .wait_for("section.writing[data-task='note'] textarea")
+        .await;
+    let words = "Hourly dashboards are cheap and good enough for most decisions. ".repeat(10);
+    browser
+        .type_into(&note, &format!("{words}Real-time needs a Kafka stream and a watermark."))
+        .await;
+    browser
+        .wait_until(
+            "the live count and the jargon",
+            "const s = document.querySelector(\"section.writing[data-task='note']\");
+             return s.querySelector('.words').textContent === '108'
+                 && s.querySelector(\"mark[data-word='kafka']\") !== null
+                 && s.querySelector(\"mark[data-word='watermark']\") !== null;",
+        )
+        .await;
+    let show = "document.querySelector(\"section.writing[data-task='note']\").scrollIntoView()";
+    browser
+        .call("POST", "/execute/sync", json!({"script": show, "args": []}))
+        .await;
+    browser.screenshot("writing-note").await;
+    let save = browser
+        .wait_for("section.writing[data-task='note'] button[type='submit']")
+        .await;
+    browser.click(&save).await;
+    browser
+        .wait_for("section.writing[data-task='note'] .outcome.succeeded")
+        .await;
+    browser.resize(390, 844).await;
+    browser
+        .call("POST", "/execute/sync", json!({"script": show, "args": []}))
+        .await;
+    browser.screenshot("writing-note-phone").await;
+    browser.resize(1280, 1000).await;
+    browser.open(&format!("{base}/labs/kim")).await;
+    browser
+        .wait_for(".checklist li.done[data-milestone='w14.note']")
+        .await;
 }
