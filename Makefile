@@ -46,6 +46,7 @@ bench: setup
 	bench/spark/sdp/setup.sh >/dev/null
 	cargo bench -p reckon --bench pipeline -- --events $(EVENTS)
 	cargo bench -p reckon --bench dashboard
+	cargo bench -p reckon --bench board
 	cargo bench -p reckon --bench labs
 	cargo bench -p reckon --bench support
 	cargo bench -p reckon --bench cdc

@@ -14,6 +14,7 @@ export RECKON_BENCH_SMOKE=1
 smoke=(
   "pipeline|^ratio incremental big/small|--events 3000 --sends 3 --cold-runs 1 --no-warm-up"
   "dashboard|^runs page, 50 runs|--runs 50 --rounds 3"
+  "board|^class board, 10 labs x 5 runs|--labs 10 --runs 5 --asks 5"
   "labs|^resident memory of the server|--readers 8 --seconds 4 --labs 2 --senders 4 --rss-runs 10"
   "support|^gold view from all 35 files|--tickets-per-day 40"
   "cdc|^ratio cdc_incremental big/small|--changes 20000 --keys 2000"

@@ -356,7 +356,14 @@ async fn a_learner_writes_the_director_note_with_jargon_marked_as_she_types() {
     clear_artifacts(|name| name.starts_with("writing-"));
     let lab = TestLab::new("browser-writing");
     let (base, _server) = serve_shared(&lab, INSTRUCTOR).await;
-    let (status, made) = call(&base, INSTRUCTOR, "POST", "/api/labs", json!({"name": "kim"})).await;
+    let (status, made) = call(
+        &base,
+        INSTRUCTOR,
+        "POST",
+        "/api/labs",
+        json!({"name": "kim"}),
+    )
+    .await;
     assert_eq!(status, 201, "{made}");
     let token = made["token"].as_str().unwrap().to_string();
     let browser = Browser::start().await;
@@ -367,7 +374,10 @@ async fn a_learner_writes_the_director_note_with_jargon_marked_as_she_types() {
         .await;
     let words = "Hourly dashboards are cheap and good enough for most decisions. ".repeat(10);
     browser
-        .type_into(&note, &format!("{words}Real-time needs a Kafka stream and a watermark."))
+        .type_into(
+            &note,
+            &format!("{words}Real-time needs a Kafka stream and a watermark."),
+        )
         .await;
     browser
         .wait_until(

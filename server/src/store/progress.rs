@@ -147,6 +147,23 @@ impl History {
         Ok(out)
     }
 
+    /// What changes whenever lab `lab`'s evidence does: its newest run, how many runs ended, its
+    /// newest reset, group read and writing. Equal stamps, equal evidence (and tables: only a
+    /// run writes them).
+    pub async fn evidence_stamp(&self, lab: &str) -> Result<[i64; 5], HistoryError> {
+        let (a, b, c, d, e): (i64, i64, i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT coalesce(max(id), 0) FROM runs WHERE lab = ?1), \
+                    (SELECT count(finished_at) FROM runs WHERE lab = ?1), \
+                    (SELECT coalesce(max(id), 0) FROM resets WHERE lab = ?1), \
+                    (SELECT coalesce(max(id), 0) FROM group_reads WHERE lab = ?1), \
+                    (SELECT coalesce(max(id), 0) FROM writings WHERE lab = ?1)",
+        )
+        .bind(lab)
+        .fetch_one(self.pool())
+        .await?;
+        Ok([a, b, c, d, e])
+    }
+
     /// Each writing task's newest text in lab `lab`: (task, text, when saved).
     pub async fn writings(&self, lab: &str) -> Result<Vec<(String, String, String)>, HistoryError> {
         Ok(sqlx::query_as(

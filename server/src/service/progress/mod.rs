@@ -33,6 +33,33 @@ pub async fn progress(lab: &Lab) -> Result<LabProgress, ApiError> {
     })
 }
 
+/// A lab's milestones as last computed, with the evidence's stamp then: the class board asks
+/// for every lab's at once, and only a lab whose evidence changed since is computed again.
+#[derive(Default)]
+pub struct Cached(tokio::sync::Mutex<Option<([i64; 5], LabProgress)>>);
+
+impl Cached {
+    /// `lab`'s milestones: as cached while its evidence has not changed, else computed again.
+    pub async fn progress(&self, lab: &Lab) -> Result<LabProgress, ApiError> {
+        let Some(history) = lab.history() else {
+            return progress(lab).await;
+        };
+        let mut cached = self.0.lock().await;
+        let stamp = history
+            .evidence_stamp(&lab.config.lab)
+            .await
+            .map_err(failed)?;
+        if let Some((at, progress)) = cached.as_ref()
+            && *at == stamp
+        {
+            return Ok(progress.clone());
+        }
+        let fresh = progress(lab).await?;
+        *cached = Some((stamp, fresh.clone()));
+        Ok(fresh)
+    }
+}
+
 /// The milestones `evidence` and `facts` prove.
 pub fn milestones(evidence: &Evidence, facts: &Facts) -> Vec<Milestone> {
     RULES

@@ -344,7 +344,7 @@ impl Backend for LabRunner {
     }
 
     async fn progress(&self) -> Result<LabProgress, ApiError> {
-        crate::service::progress::progress(&self.lab).await
+        self.progress.progress(&self.lab).await
     }
 
     async fn writings(&self) -> Result<Vec<Writing>, ApiError> {

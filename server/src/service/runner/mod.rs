@@ -47,6 +47,8 @@ pub struct LabRunner {
     run_limits: crate::config::RunLimits,
     /// The lab's run process kept between runs.
     warm: Arc<child::Warm>,
+    /// The lab's milestones as last computed (the class board reads every lab's).
+    progress: crate::service::progress::Cached,
 }
 
 impl LabRunner {
@@ -76,6 +78,7 @@ impl LabRunner {
             run_slots,
             run_limits,
             warm: Default::default(),
+            progress: Default::default(),
         })
     }
 
