@@ -304,6 +304,20 @@ async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once(
     assert!(share.starts_with("1 of 3"), "{share}");
     assert!(browser.find("a[download='dp-2026.csv']").await.is_some());
     browser.screenshot("class-board").await;
+    // A lost token replaced from the board: shown once, beside the lab.
+    let replace = browser
+        .wait_for(".replace-token-form[data-lab='zoe-o-brien'] button")
+        .await;
+    browser.click(&replace).await;
+    let new = browser.wait_text("code.new-token").await;
+    assert!(new.contains('.'), "{new}");
+    // Deleting the class asks first, naming its labs; nothing is deleted.
+    let delete = browser.wait_for(".delete-class-form button").await;
+    browser.click(&delete).await;
+    let said = browser.wait_text(".delete-class .error").await;
+    assert!(said.contains("ann-lee") && said.contains("confirm"), "{said}");
+    let (status, _) = call(&base, &ann_token, "GET", "/api/labs/ann-lee/freshness", json!({})).await;
+    assert_eq!(status, 200, "nothing was deleted");
     browser
         .open(&format!("{base}/classes/dp-2026?course=week14"))
         .await;

@@ -175,3 +175,65 @@ async fn a_class_made_at_the_shell_is_served_by_the_running_server_at_once() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-list.txt"));
 }
+
+/// A lost token replaced by the instructor (the old one opens nothing from then on), and a
+/// class deleted only when the instructor confirms, having been told what goes with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
+    let server = Server::new("classops").await;
+    let made = server
+        .ok_as(
+            "POST",
+            "/api/classes",
+            Some(INSTRUCTOR),
+            json!({"class": "tiny", "list": "Ann\nBob\n"}),
+        )
+        .await;
+    let token = |lab: &str| -> String {
+        let labs = made["labs"].as_array().unwrap();
+        let row = labs.iter().find(|l| l["lab"] == lab).unwrap();
+        row["token"].as_str().unwrap().to_string()
+    };
+    let (old, bob) = (token("ann"), token("bob"));
+    let status = |answer: super::common::Answer| answer.status;
+    let fresh = "/api/labs/ann/freshness";
+    let replace = "/api/labs/ann/learner-token";
+    assert_eq!(
+        status(server.api("POST", replace, Some(&old), json!({})).await),
+        StatusCode::FORBIDDEN,
+        "a learner cannot replace tokens"
+    );
+    let new = server.ok_as("POST", replace, Some(INSTRUCTOR), json!({})).await;
+    let new = new["token"].as_str().unwrap().to_string();
+    assert_eq!(status(server.api("GET", fresh, Some(&old), json!({})).await), StatusCode::UNAUTHORIZED);
+    assert_eq!(status(server.api("GET", fresh, Some(&new), json!({})).await), StatusCode::OK);
+    assert_eq!(
+        status(server.api("GET", "/api/labs/bob/freshness", Some(&bob), json!({})).await),
+        StatusCode::OK,
+        "Bob's token is untouched"
+    );
+    // Deleting the class asks first, naming what goes; nothing goes meanwhile.
+    let asked = server
+        .api("DELETE", "/api/classes/tiny", Some(INSTRUCTOR), json!({}))
+        .await;
+    assert_eq!(asked.status, StatusCode::CONFLICT, "{}", asked.json);
+    let said = asked.json.to_string();
+    assert!(said.contains("ann") && said.contains("bob") && said.contains("confirm"), "{said}");
+    assert_eq!(status(server.api("GET", fresh, Some(&new), json!({})).await), StatusCode::OK);
+    assert_eq!(
+        status(server.api("DELETE", "/api/classes/tiny?confirm=true", Some(&new), json!({})).await),
+        StatusCode::FORBIDDEN
+    );
+    let deleted = server
+        .ok_as("DELETE", "/api/classes/tiny?confirm=true", Some(INSTRUCTOR), json!({}))
+        .await;
+    assert_eq!(deleted, json!(["ann", "bob"]));
+    assert_eq!(
+        status(server.api("GET", fresh, Some(INSTRUCTOR), json!({})).await),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        status(server.api("GET", "/api/classes/tiny/progress", Some(INSTRUCTOR), json!({})).await),
+        StatusCode::NOT_FOUND
+    );
+}

@@ -64,6 +64,22 @@ pub trait Server: Send + Sync {
         list: &str,
         csrf: Option<&str>,
     ) -> Result<ClassMade, ApiError>;
+    /// A new learner token for lab `lab`, replacing the lost one (the instructor only).
+    async fn replace_token(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError>;
+    /// Deletes every lab of class `class`, and the class; without `confirm`, only says what
+    /// that would delete (409). The labs deleted.
+    async fn delete_class(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+        confirm: bool,
+        csrf: Option<&str>,
+    ) -> Result<Vec<String>, ApiError>;
     /// Class `class`'s board: each of its labs' milestones (the instructor only).
     async fn class_progress(
         &self,

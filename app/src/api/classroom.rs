@@ -50,3 +50,33 @@ pub async fn save_writing(
     })
     .await
 }
+
+/// A new learner token for lab `lab`, replacing a lost one (the instructor only).
+#[server(prefix = "/fn", endpoint = "replace_token")]
+pub async fn replace_token(
+    lab: String,
+    csrf: Option<String>,
+) -> Result<crate::model::NewToken, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        server.replace_token(&headers, &lab, csrf.as_deref()).await
+    })
+    .await
+}
+
+/// Deletes every lab of class `class` and the class, once confirmed (the instructor only).
+#[server(prefix = "/fn", endpoint = "delete_class")]
+pub async fn delete_class(
+    class: String,
+    confirm: Option<String>,
+    csrf: Option<String>,
+) -> Result<Vec<String>, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        let confirm = confirm.is_some_and(|c| c == "true");
+        server
+            .delete_class(&headers, &class, confirm, csrf.as_deref())
+            .await
+    })
+    .await
+}

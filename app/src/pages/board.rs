@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use crate::api::classroom::get_class_progress;
-use crate::components::{csv_href, lab_href, short_time};
+use crate::api::classroom::{DeleteClass, ReplaceToken, get_class_progress};
+use crate::components::{CsrfField, ErrorLine, csv_href, lab_href, short_time};
 use crate::model::{ClassProgress, Course, Milestone};
 use crate::pages::loaded;
 
@@ -79,6 +79,7 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
                         <a href=lab_href(&lab, "/")>{lab.clone()}</a>
                         <span class="line">{row.line.clone()}</span>
                         <a class="writing-link" href=lab_href(&lab, "/writing")>"writing"</a>
+                        <NewToken lab=lab.clone() />
                     </th>
                     {cells}
                 </tr>
@@ -95,6 +96,53 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
             </table>
         </div>
         <p><a class="button" href=csv download=file>"Download the board (CSV)"</a></p>
+        <DeleteForm class=board.class.clone() />
+    }
+}
+
+/// Replaces a lab's lost learner token: the new one shown once, the old one dead.
+#[component]
+fn NewToken(lab: String) -> impl IntoView {
+    let replace = ServerAction::<ReplaceToken>::new();
+    let shown = move || match replace.value().get() {
+        Some(Ok(made)) => Some(view! { <code class="token new-token">{made.token}</code> }.into_any()),
+        Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
+        None => None,
+    };
+    let field = lab.clone();
+    view! {
+        <ActionForm action=replace attr:class="replace-token-form" attr:data-lab=lab>
+            <CsrfField />
+            <input type="hidden" name="lab" value=field />
+            <button type="submit" title="The old token stops working">"new token"</button>
+        </ActionForm>
+        {shown}
+    }
+}
+
+/// Deletes the class's labs: asked once, answered with what would go, then confirmed.
+#[component]
+fn DeleteForm(class: String) -> impl IntoView {
+    let delete = ServerAction::<DeleteClass>::new();
+    let said = move || match delete.value().get() {
+        Some(Ok(labs)) => Some(view! { <p class="outcome succeeded">{format!("Deleted {} lab(s): {}.", labs.len(), labs.join(", "))}</p> }.into_any()),
+        Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
+        None => None,
+    };
+    view! {
+        <section class="delete-class">
+            <h2>"Delete this class's labs"</h2>
+            <ActionForm action=delete attr:class="delete-class-form">
+                <CsrfField />
+                <input type="hidden" name="class" value=class />
+                <label class="confirm">
+                    <input type="checkbox" name="confirm" value="true" />
+                    " yes: delete every lab of the class, with its topic, tables and history"
+                </label>
+                <button type="submit">"Delete the labs"</button>
+            </ActionForm>
+            {said}
+        </section>
     }
 }
 

@@ -365,6 +365,13 @@ impl Auth {
         }
     }
 
+    /// Forgets the learner tokens and sessions of lab `lab` (its token was replaced).
+    pub fn forget_learners(&self, lab: &str) {
+        let learner = |who: &Who| matches!(who, Who::Learner(l) if l == lab);
+        lock(&self.verified).retain(|_, who| !learner(who));
+        lock(&self.sessions).retain(|_, s| !learner(&s.who));
+    }
+
     /// Forgets every token and session of a deleted lab.
     pub fn forget_lab(&self, lab: &str) {
         lock(&self.verified).retain(|_, who| who.lab() != Some(lab));

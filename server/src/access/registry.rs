@@ -124,6 +124,30 @@ impl Registry {
         Ok(exists)
     }
 
+    /// Replaces lab `lab`'s learner tokens by `token` (a lost one): the old ones open nothing
+    /// from now on. `false` if the lab is gone.
+    pub async fn replace_learner_token(
+        &self,
+        lab: &str,
+        token: &StoredToken,
+    ) -> Result<bool, HistoryError> {
+        let mut tx = self.history.write().await?;
+        let exists = sqlx::query("SELECT 1 FROM labs WHERE name = ?")
+            .bind(lab)
+            .fetch_optional(&mut *tx)
+            .await?
+            .is_some();
+        if exists {
+            sqlx::query("DELETE FROM tokens WHERE lab = ? AND role = 'learner'")
+                .bind(lab)
+                .execute(&mut *tx)
+                .await?;
+            insert_token(&mut tx, lab, token).await?;
+        }
+        tx.commit().await?;
+        Ok(exists)
+    }
+
     /// The lines of class `class` made into labs so far, with their labs.
     pub async fn class_lines(&self, class: &str) -> Result<Vec<(String, String)>, HistoryError> {
         Ok(
@@ -132,6 +156,19 @@ impl Registry {
                 .fetch_all(self.history.pool())
                 .await?,
         )
+    }
+
+    /// Forgets class `class` (its labs deleted first, one by one).
+    pub async fn remove_class(&self, class: &str) -> Result<(), HistoryError> {
+        let mut tx = self.history.write().await?;
+        for statement in [
+            "DELETE FROM class_members WHERE class = ?",
+            "DELETE FROM classes WHERE name = ?",
+        ] {
+            sqlx::query(statement).bind(class).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Records that `line` of class `class` became lab `lab` (the class is made at its first).

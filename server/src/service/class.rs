@@ -40,6 +40,44 @@ pub async fn board(
     Ok(board)
 }
 
+/// Deletes every lab of class `class` and the class (the caller was found to manage labs);
+/// without `confirm`, refuses saying what it would delete. The labs deleted.
+pub async fn delete(
+    server: &crate::service::labs::Labs,
+    headers: &http::HeaderMap,
+    class: &str,
+    confirm: bool,
+    csrf: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
+    let registry = server.registry();
+    let labs: Vec<String> = (registry.class_lines(class).await.map_err(failed)?)
+        .into_iter()
+        .map(|(_, lab)| lab)
+        .collect();
+    if labs.is_empty() {
+        return Err(ApiError::NotFound(format!("no class named {class}")));
+    }
+    if !confirm {
+        return Err(ApiError::Busy(format!(
+            "deleting class {class} deletes its {} lab(s) ({}) with their topics, tables and \
+             history; ask again with confirm",
+            labs.len(),
+            labs.join(", ")
+        )));
+    }
+    let mut deleted = vec![];
+    for lab in labs {
+        match server.delete_lab(headers, &lab, csrf).await {
+            Ok(()) => deleted.push(lab),
+            // Deleted already (by hand): nothing left of it to delete.
+            Err(ApiError::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    registry.remove_class(class).await.map_err(failed)?;
+    Ok(deleted)
+}
+
 /// Makes a lab and a learner token for each line of `list` that class `class` has not made into
 /// a lab before (the caller was found to manage labs), and says each back, shown once.
 pub async fn create(

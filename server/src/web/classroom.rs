@@ -3,7 +3,7 @@
 //! with the text as the body), and a class's board (`GET /api/classes/{class}/progress`).
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{ClassProgress, LabProgress, Writing};
+use app::model::{ClassProgress, LabProgress, NewToken, Writing};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -51,4 +51,28 @@ pub async fn save_writing(
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| ApiError::field("text", "the text must be UTF-8"))?;
     Ok(Json(lab.save_writing(params.get("task"), &text).await?))
+}
+
+/// A new learner token for the lab, replacing a lost one (the instructor only): the old one
+/// opens nothing from now on.
+pub async fn replace_token(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Json<NewToken>, Failure> {
+    let csrf = crate::access::csrf_header(&headers);
+    Ok(Json(state.labs.replace_token(&headers, params.lab(), csrf).await?))
+}
+
+/// Deletes every lab of a class, and the class (the instructor only); without
+/// `?confirm=true`, 409 saying what it would delete.
+pub async fn delete_class(
+    State(state): State<AppState>,
+    axum::extract::Path(class): axum::extract::Path<String>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<String>>, Failure> {
+    let confirm = super::fields::flag(&query, "confirm")?;
+    let csrf = crate::access::csrf_header(&headers);
+    Ok(Json(state.labs.delete_class(&headers, &class, confirm, csrf).await?))
 }

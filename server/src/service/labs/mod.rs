@@ -86,6 +86,11 @@ impl Labs {
         self.dashboards().get(name).cloned()
     }
 
+    /// The registry of labs, tokens and classes.
+    pub fn registry(&self) -> &Registry {
+        self.auth.registry()
+    }
+
     /// How the server serves these labs.
     pub fn serving(&self) -> &crate::config::Serving {
         &self.root.serving
@@ -336,6 +341,39 @@ impl Server for Labs {
         caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
         crate::service::class::create(self, self.auth.registry(), headers, (class, list), csrf)
             .await
+    }
+
+    async fn replace_token(
+        &self,
+        headers: &http::HeaderMap,
+        lab: &str,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError> {
+        let caller = self.auth.caller(headers).await?;
+        self.allow(&caller, lab, Access::Manage, csrf)?;
+        let token = self.auth.mint(lab, Role::Learner).await?;
+        let registry = self.auth.registry();
+        if !registry.replace_learner_token(lab, &token.stored).await.map_err(failed)? {
+            return Err(ApiError::NotFound(format!("no lab {lab:?}")));
+        }
+        self.auth.forget_learners(lab);
+        Ok(NewToken {
+            lab: lab.into(),
+            role: Role::Learner,
+            token: token.plain,
+        })
+    }
+
+    async fn delete_class(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+        confirm: bool,
+        csrf: Option<&str>,
+    ) -> Result<Vec<String>, ApiError> {
+        let caller = self.auth.caller(headers).await?;
+        caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
+        crate::service::class::delete(self, headers, class, confirm, csrf).await
     }
 
     async fn class_progress(
