@@ -315,8 +315,18 @@ async fn an_instructor_makes_a_class_from_a_pasted_list_and_sees_the_sheet_once(
     let delete = browser.wait_for(".delete-class-form button").await;
     browser.click(&delete).await;
     let said = browser.wait_text(".delete-class .error").await;
-    assert!(said.contains("ann-lee") && said.contains("confirm"), "{said}");
-    let (status, _) = call(&base, &ann_token, "GET", "/api/labs/ann-lee/freshness", json!({})).await;
+    assert!(
+        said.contains("ann-lee") && said.contains("confirm"),
+        "{said}"
+    );
+    let (status, _) = call(
+        &base,
+        &ann_token,
+        "GET",
+        "/api/labs/ann-lee/freshness",
+        json!({}),
+    )
+    .await;
     assert_eq!(status, 200, "nothing was deleted");
     browser
         .open(&format!("{base}/classes/dp-2026?course=week14"))

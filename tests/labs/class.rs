@@ -203,12 +203,24 @@ async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
         StatusCode::FORBIDDEN,
         "a learner cannot replace tokens"
     );
-    let new = server.ok_as("POST", replace, Some(INSTRUCTOR), json!({})).await;
+    let new = server
+        .ok_as("POST", replace, Some(INSTRUCTOR), json!({}))
+        .await;
     let new = new["token"].as_str().unwrap().to_string();
-    assert_eq!(status(server.api("GET", fresh, Some(&old), json!({})).await), StatusCode::UNAUTHORIZED);
-    assert_eq!(status(server.api("GET", fresh, Some(&new), json!({})).await), StatusCode::OK);
     assert_eq!(
-        status(server.api("GET", "/api/labs/bob/freshness", Some(&bob), json!({})).await),
+        status(server.api("GET", fresh, Some(&old), json!({})).await),
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        status(server.api("GET", fresh, Some(&new), json!({})).await),
+        StatusCode::OK
+    );
+    assert_eq!(
+        status(
+            server
+                .api("GET", "/api/labs/bob/freshness", Some(&bob), json!({}))
+                .await
+        ),
         StatusCode::OK,
         "Bob's token is untouched"
     );
@@ -218,14 +230,34 @@ async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
         .await;
     assert_eq!(asked.status, StatusCode::CONFLICT, "{}", asked.json);
     let said = asked.json.to_string();
-    assert!(said.contains("ann") && said.contains("bob") && said.contains("confirm"), "{said}");
-    assert_eq!(status(server.api("GET", fresh, Some(&new), json!({})).await), StatusCode::OK);
+    assert!(
+        said.contains("ann") && said.contains("bob") && said.contains("confirm"),
+        "{said}"
+    );
     assert_eq!(
-        status(server.api("DELETE", "/api/classes/tiny?confirm=true", Some(&new), json!({})).await),
+        status(server.api("GET", fresh, Some(&new), json!({})).await),
+        StatusCode::OK
+    );
+    assert_eq!(
+        status(
+            server
+                .api(
+                    "DELETE",
+                    "/api/classes/tiny?confirm=true",
+                    Some(&new),
+                    json!({})
+                )
+                .await
+        ),
         StatusCode::FORBIDDEN
     );
     let deleted = server
-        .ok_as("DELETE", "/api/classes/tiny?confirm=true", Some(INSTRUCTOR), json!({}))
+        .ok_as(
+            "DELETE",
+            "/api/classes/tiny?confirm=true",
+            Some(INSTRUCTOR),
+            json!({}),
+        )
         .await;
     assert_eq!(deleted, json!(["ann", "bob"]));
     assert_eq!(
@@ -233,7 +265,16 @@ async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        status(server.api("GET", "/api/classes/tiny/progress", Some(INSTRUCTOR), json!({})).await),
+        status(
+            server
+                .api(
+                    "GET",
+                    "/api/classes/tiny/progress",
+                    Some(INSTRUCTOR),
+                    json!({})
+                )
+                .await
+        ),
         StatusCode::NOT_FOUND
     );
 }

@@ -120,7 +120,8 @@ async fn a_labs_progress_is_its_learners_and_the_instructors_only() {
         .example_lab("ann", Some(serde_json::json!({"days": "1-2"})))
         .await;
     let bob = server.create_lab("bob").await;
-    let uri = "/api/labs/ann/progress";
+    let uri_progress = || "/api/labs/ann/progress";
+    let uri = uri_progress();
     for token in [&ann, &super::INSTRUCTOR.to_string()] {
         let answer = server
             .api("GET", uri, Some(token), serde_json::json!({}))
@@ -132,7 +133,21 @@ async fn a_labs_progress_is_its_learners_and_the_instructors_only() {
             .unwrap();
         assert_eq!(expectations["done"], true, "{expectations}");
         assert_eq!(expectations["course"], "week14");
+        assert_eq!(answer.json["project"], "the week-14 example as given");
     }
+    // The learner changes one line: the milestones stand, the project says so.
+    let uri = "/api/labs/ann/pipeline/files/transformations/support.sql";
+    let text = server.get_text(uri, &ann).await;
+    let edited = text.replacen("CREATE OR REFRESH", "-- edited\nCREATE OR REFRESH", 1);
+    let saved = server.put_text(uri, Some(&ann), &edited).await;
+    assert_eq!(saved.status, axum::http::StatusCode::OK, "{}", saved.json);
+    let answer = server
+        .api("GET", uri_progress(), Some(&ann), serde_json::json!({}))
+        .await;
+    assert_eq!(
+        answer.json["project"],
+        "the week-14 example with 1 line(s) changed"
+    );
     let answer = server
         .api("GET", uri, Some(&bob), serde_json::json!({}))
         .await;

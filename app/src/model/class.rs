@@ -72,6 +72,10 @@ pub struct Milestone {
 pub struct LabProgress {
     pub lab: String,
     pub milestones: Vec<Milestone>,
+    /// The lab's project against the examples, as it stands now: "the week-14 example as
+    /// given", "module 9 in SQL with 12 line(s) changed"; `None` for the course's streams.
+    #[serde(default)]
+    pub project: Option<String>,
 }
 
 /// A class's board: each lab's milestones, and how many labs reached each.

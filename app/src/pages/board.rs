@@ -78,6 +78,7 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
                     <th scope="row">
                         <a href=lab_href(&lab, "/")>{lab.clone()}</a>
                         <span class="line">{row.line.clone()}</span>
+                        {row.progress.project.clone().map(|p| view! { <span class="line project">{p}</span> })}
                         <a class="writing-link" href=lab_href(&lab, "/writing")>"writing"</a>
                         <NewToken lab=lab.clone() />
                     </th>
@@ -105,7 +106,9 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
 fn NewToken(lab: String) -> impl IntoView {
     let replace = ServerAction::<ReplaceToken>::new();
     let shown = move || match replace.value().get() {
-        Some(Ok(made)) => Some(view! { <code class="token new-token">{made.token}</code> }.into_any()),
+        Some(Ok(made)) => {
+            Some(view! { <code class="token new-token">{made.token}</code> }.into_any())
+        }
         Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
         None => None,
     };
@@ -124,10 +127,12 @@ fn NewToken(lab: String) -> impl IntoView {
 #[component]
 fn DeleteForm(class: String) -> impl IntoView {
     let delete = ServerAction::<DeleteClass>::new();
-    let said = move || match delete.value().get() {
+    let said = move || {
+        match delete.value().get() {
         Some(Ok(labs)) => Some(view! { <p class="outcome succeeded">{format!("Deleted {} lab(s): {}.", labs.len(), labs.join(", "))}</p> }.into_any()),
         Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
         None => None,
+    }
     };
     view! {
         <section class="delete-class">

@@ -34,6 +34,7 @@ fn checklist_view(progress: LabProgress) -> impl IntoView {
         <section class="checklist">
             <h2>"Done when"</h2>
             <p class="note">"Each line is proved from what this lab did: its runs, checks and resets. Nothing is ticked by hand."</p>
+            {progress.project.clone().map(|p| view! { <p class="project-changes">{format!("Your project: {p}.")}</p> })}
             {course(Course::Module9)}
             {course(Course::Week14)}
         </section>

@@ -7,6 +7,9 @@ pub async fn execute(lab: &Lab, json: bool) -> anyhow::Result<()> {
     let progress = crate::service::progress::progress(lab)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let (false, Some(project)) = (json, &progress.project) {
+        println!("project: {project}");
+    }
     for m in &progress.milestones {
         if json {
             println!("{}", serde_json::to_string(m)?);

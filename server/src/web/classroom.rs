@@ -61,7 +61,12 @@ pub async fn replace_token(
     headers: HeaderMap,
 ) -> Result<Json<NewToken>, Failure> {
     let csrf = crate::access::csrf_header(&headers);
-    Ok(Json(state.labs.replace_token(&headers, params.lab(), csrf).await?))
+    Ok(Json(
+        state
+            .labs
+            .replace_token(&headers, params.lab(), csrf)
+            .await?,
+    ))
 }
 
 /// Deletes every lab of a class, and the class (the instructor only); without
@@ -74,5 +79,10 @@ pub async fn delete_class(
 ) -> Result<Json<Vec<String>>, Failure> {
     let confirm = super::fields::flag(&query, "confirm")?;
     let csrf = crate::access::csrf_header(&headers);
-    Ok(Json(state.labs.delete_class(&headers, &class, confirm, csrf).await?))
+    Ok(Json(
+        state
+            .labs
+            .delete_class(&headers, &class, confirm, csrf)
+            .await?,
+    ))
 }

@@ -146,7 +146,11 @@ fn own_routes() -> Routes {
         .post("/api/labs", api::create_lab)
         .post("/api/classes", api::create_class)
         .get("/api/classes/{class}/progress", classroom::class_progress)
-        .route(Method::DELETE, "/api/classes/{class}", classroom::delete_class)
+        .route(
+            Method::DELETE,
+            "/api/classes/{class}",
+            classroom::delete_class,
+        )
         .route(Method::DELETE, "/api/labs/{lab}", api::delete_lab)
         .post("/api/labs/{lab}/learner-token", classroom::replace_token)
         .post("/login", session::sign_in)

@@ -353,7 +353,11 @@ impl Server for Labs {
         self.allow(&caller, lab, Access::Manage, csrf)?;
         let token = self.auth.mint(lab, Role::Learner).await?;
         let registry = self.auth.registry();
-        if !registry.replace_learner_token(lab, &token.stored).await.map_err(failed)? {
+        if !registry
+            .replace_learner_token(lab, &token.stored)
+            .await
+            .map_err(failed)?
+        {
             return Err(ApiError::NotFound(format!("no lab {lab:?}")));
         }
         self.auth.forget_learners(lab);

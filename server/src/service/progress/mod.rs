@@ -4,6 +4,7 @@
 //! closed versions); `rules.rs` decides. Computed when asked, from the evidence as it stands:
 //! never ticked by hand.
 
+mod changes;
 mod rules;
 pub mod writing;
 
@@ -30,13 +31,15 @@ pub async fn progress(lab: &Lab) -> Result<LabProgress, ApiError> {
     Ok(LabProgress {
         lab: lab.config.lab.clone(),
         milestones: milestones(&evidence, &facts),
+        project: changes::against_examples(lab),
     })
 }
 
-/// A lab's milestones as last computed, with the evidence's stamp then: the class board asks
-/// for every lab's at once, and only a lab whose evidence changed since is computed again.
+/// A lab's milestones as last computed, with the evidence's stamp then (and its project files'
+/// times): the class board asks for every lab's at once, and only a lab whose evidence or
+/// project changed since is computed again.
 #[derive(Default)]
-pub struct Cached(tokio::sync::Mutex<Option<([i64; 5], LabProgress)>>);
+pub struct Cached(tokio::sync::Mutex<Option<(([i64; 5], u128), LabProgress)>>);
 
 impl Cached {
     /// `lab`'s milestones: as cached while its evidence has not changed, else computed again.
@@ -45,10 +48,10 @@ impl Cached {
             return progress(lab).await;
         };
         let mut cached = self.0.lock().await;
-        let stamp = history
-            .evidence_stamp(&lab.config.lab)
-            .await
-            .map_err(failed)?;
+        let stamp = (
+            (history.evidence_stamp(&lab.config.lab).await).map_err(failed)?,
+            changes::project_stamp(lab),
+        );
         if let Some((at, progress)) = cached.as_ref()
             && *at == stamp
         {
