@@ -148,6 +148,41 @@ async fn a_labs_progress_is_its_learners_and_the_instructors_only() {
         answer.json["project"],
         "the week-14 example with 1 line(s) changed"
     );
+    // The instructor accepts by hand what the evidence does not prove; done stays the
+    // evidence's.
+    let accept = "/api/labs/ann/progress/w14.triggered/accept";
+    let note = serde_json::json!({"note": "scheduled on Databricks; shown in class"});
+    let answer = server.api("POST", accept, Some(&ann), note.clone()).await;
+    assert_eq!(
+        answer.status,
+        axum::http::StatusCode::FORBIDDEN,
+        "{}",
+        answer.json
+    );
+    let wrong = "/api/labs/ann/progress/w99.nothing/accept";
+    let answer = (server.api("POST", wrong, Some(super::INSTRUCTOR), note.clone())).await;
+    assert_eq!(answer.status, axum::http::StatusCode::BAD_REQUEST);
+    assert!(
+        answer.json.to_string().contains("milestone"),
+        "{}",
+        answer.json
+    );
+    let blank = serde_json::json!({"note": " "});
+    let answer = server
+        .api("POST", accept, Some(super::INSTRUCTOR), blank)
+        .await;
+    assert!(answer.json.to_string().contains("note"), "{}", answer.json);
+    let accepted = server
+        .ok_as("POST", accept, Some(super::INSTRUCTOR), note)
+        .await;
+    let triggered = (accepted["milestones"].as_array().unwrap().iter())
+        .find(|m| m["id"] == "w14.triggered")
+        .unwrap();
+    assert_eq!(triggered["done"], false, "{triggered}");
+    assert_eq!(
+        triggered["accepted"]["note"],
+        "scheduled on Databricks; shown in class"
+    );
     let answer = server
         .api("GET", uri, Some(&bob), serde_json::json!({}))
         .await;

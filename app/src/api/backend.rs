@@ -80,6 +80,15 @@ pub trait Server: Send + Sync {
         confirm: bool,
         csrf: Option<&str>,
     ) -> Result<Vec<String>, ApiError>;
+    /// Marks milestone `milestone` of lab `lab` accepted by hand, with why (the instructor
+    /// only): the lab's milestones then.
+    async fn accept_milestone(
+        &self,
+        headers: &http::HeaderMap,
+        (lab, milestone): (&str, &str),
+        note: &str,
+        csrf: Option<&str>,
+    ) -> Result<LabProgress, ApiError>;
     /// Class `class`'s board: each of its labs' milestones (the instructor only).
     async fn class_progress(
         &self,

@@ -80,3 +80,21 @@ pub async fn delete_class(
     })
     .await
 }
+
+/// Marks a milestone of lab `lab` accepted by hand, with why (the instructor only).
+#[server(prefix = "/fn", endpoint = "accept_milestone")]
+pub async fn accept_milestone(
+    lab: String,
+    csrf: Option<String>,
+    milestone: String,
+    note: String,
+) -> Result<LabProgress, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        let at = (lab.as_str(), milestone.as_str());
+        server
+            .accept_milestone(&headers, at, &note, csrf.as_deref())
+            .await
+    })
+    .await
+}

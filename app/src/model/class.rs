@@ -65,6 +65,16 @@ pub struct Milestone {
     pub run: Option<i64>,
     /// What the evidence is, in words (`run #4 read 5 new files, none read before`).
     pub evidence: Option<String>,
+    /// Accepted by the instructor by hand, with why (beside `done`, which only evidence sets).
+    #[serde(default)]
+    pub accepted: Option<Accepted>,
+}
+
+/// A milestone the instructor accepted by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    pub note: String,
+    pub at: String,
 }
 
 /// A lab's milestones, each course's in order.

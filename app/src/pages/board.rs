@@ -170,6 +170,10 @@ fn cell(lab: &str, m: &Milestone) -> impl IntoView + use<> {
             view! { <td class="done" data-milestone=id><a href=link title=said>"✓"</a></td> }
                 .into_any()
         }
+        (false, _) if m.accepted.is_some() => {
+            let note = m.accepted.as_ref().map(|a| format!("accepted: {}", a.note));
+            view! { <td class="accepted" data-milestone=id title=note>"A"</td> }.into_any()
+        }
         (false, _) => {
             view! { <td class="todo" data-milestone=id title=m.how.clone()>"·"</td> }.into_any()
         }

@@ -3,8 +3,10 @@
 
 use leptos::prelude::*;
 
-use crate::api::classroom::get_progress;
-use crate::components::{IfWriter, current_lab, href, short_time};
+use crate::api::classroom::{AcceptMilestone, get_progress};
+use crate::components::{
+    ErrorLine, FormScope, IfInstructor, IfWriter, Live, current_lab, href, short_time,
+};
 use crate::model::{Course, LabProgress, Milestone};
 use crate::pages::loaded;
 
@@ -42,8 +44,19 @@ fn checklist_view(progress: LabProgress) -> impl IntoView {
 }
 
 fn item_view(m: Milestone) -> impl IntoView {
-    let state = if m.done { "done" } else { "todo" };
-    let mark = if m.done { "✓" } else { "○" };
+    let state = match (m.done, &m.accepted) {
+        (true, _) => "done",
+        (false, Some(_)) => "accepted",
+        (false, None) => "todo",
+    };
+    let mark = if m.done || m.accepted.is_some() {
+        "✓"
+    } else {
+        "○"
+    };
+    let accepted = m.accepted.clone().map(|a| {
+        view! { <span class="accepted-note">{format!(" Accepted by the instructor ({}): {}", short_time(&a.at), a.note)}</span> }
+    });
     let detail = match (m.done, m.evidence) {
         (true, Some(evidence)) => {
             let since = m.since.map(|s| format!(" (since {})", short_time(&s)));
@@ -54,13 +67,45 @@ fn item_view(m: Milestone) -> impl IntoView {
         }
         _ => view! { <span class="how">{m.how}</span> }.into_any(),
     };
+    let id = m.id.clone();
+    let accept = (!m.done && m.accepted.is_none()).then(|| {
+        let id = id.clone();
+        view! { <IfInstructor><AcceptForm milestone=id.clone() /></IfInstructor> }
+    });
     view! {
         <li class=state data-milestone=m.id>
             <span class="mark" aria-hidden="true">{mark}</span>
             <b>{m.title}</b>
             ": "
             {detail}
+            {accepted}
+            {accept}
         </li>
+    }
+}
+
+/// The instructor accepts a milestone the evidence does not prove, saying why.
+#[component]
+fn AcceptForm(milestone: String) -> impl IntoView {
+    let accept = ServerAction::<AcceptMilestone>::new();
+    Effect::new(move |_| {
+        if accept.value().get().is_some_and(|r| r.is_ok()) {
+            Live::bump();
+        }
+    });
+    let error = move || match accept.value().get() {
+        Some(Err(error)) => Some(view! { <ErrorLine error /> }),
+        _ => None,
+    };
+    let field = milestone.clone();
+    view! {
+        <ActionForm action=accept attr:class="accept-form" attr:data-milestone=milestone>
+            <FormScope />
+            <input type="hidden" name="milestone" value=field />
+            <input name="note" placeholder="why it is accepted" />
+            <button type="submit">"Accept"</button>
+        </ActionForm>
+        {error}
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Evidence {
     pub group_reads: Vec<GroupReadEvidence>,
     /// Each writing task's newest text: (task, text, when saved).
     pub writings: Vec<(String, String, String)>,
+    /// Each milestone the instructor accepted by hand, newest: (milestone, note, when).
+    pub accepted: Vec<(String, String, String)>,
 }
 
 /// A consumer group's read: where it resumed, what it committed, and how many events the lab
@@ -144,24 +146,50 @@ impl History {
             });
         }
         out.writings = self.writings(lab).await?;
+        out.accepted = sqlx::query_as(
+            "SELECT milestone, note, at FROM acceptances WHERE id IN \
+             (SELECT max(id) FROM acceptances WHERE lab = ? GROUP BY milestone)",
+        )
+        .bind(lab)
+        .fetch_all(self.pool())
+        .await?;
         Ok(out)
     }
 
     /// What changes whenever lab `lab`'s evidence does: its newest run, how many runs ended, its
-    /// newest reset, group read and writing. Equal stamps, equal evidence (and tables: only a
+    /// newest reset, group read, writing and acceptance. Equal stamps, equal evidence (and tables: only a
     /// run writes them).
-    pub async fn evidence_stamp(&self, lab: &str) -> Result<[i64; 5], HistoryError> {
-        let (a, b, c, d, e): (i64, i64, i64, i64, i64) = sqlx::query_as(
+    pub async fn evidence_stamp(&self, lab: &str) -> Result<[i64; 6], HistoryError> {
+        let (a, b, c, d, e, f): (i64, i64, i64, i64, i64, i64) = sqlx::query_as(
             "SELECT (SELECT coalesce(max(id), 0) FROM runs WHERE lab = ?1), \
                     (SELECT count(finished_at) FROM runs WHERE lab = ?1), \
                     (SELECT coalesce(max(id), 0) FROM resets WHERE lab = ?1), \
                     (SELECT coalesce(max(id), 0) FROM group_reads WHERE lab = ?1), \
-                    (SELECT coalesce(max(id), 0) FROM writings WHERE lab = ?1)",
+                    (SELECT coalesce(max(id), 0) FROM writings WHERE lab = ?1), \
+                    (SELECT coalesce(max(id), 0) FROM acceptances WHERE lab = ?1)",
         )
         .bind(lab)
         .fetch_one(self.pool())
         .await?;
-        Ok([a, b, c, d, e])
+        Ok([a, b, c, d, e, f])
+    }
+
+    /// Records that the instructor accepted milestone `milestone` of lab `lab`, with why.
+    pub async fn record_acceptance(
+        &self,
+        lab: &str,
+        milestone: &str,
+        note: &str,
+    ) -> Result<String, HistoryError> {
+        let at = super::now();
+        sqlx::query("INSERT INTO acceptances (lab, milestone, note, at) VALUES (?, ?, ?, ?)")
+            .bind(lab)
+            .bind(milestone)
+            .bind(note)
+            .bind(&at)
+            .execute(self.pool())
+            .await?;
+        Ok(at)
     }
 
     /// Each writing task's newest text in lab `lab`: (task, text, when saved).

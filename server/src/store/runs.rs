@@ -366,6 +366,7 @@ pub async fn forget_lab(
         "DELETE FROM resets WHERE lab = ?",
         "DELETE FROM group_reads WHERE lab = ?",
         "DELETE FROM writings WHERE lab = ?",
+        "DELETE FROM acceptances WHERE lab = ?",
     ] {
         sqlx::query(statement).bind(lab).execute(&mut **tx).await?;
     }

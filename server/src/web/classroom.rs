@@ -86,3 +86,22 @@ pub async fn delete_class(
             .await?,
     ))
 }
+
+/// `{"note": "why"}`: marks a milestone of the lab accepted by hand (the instructor only).
+pub async fn accept_milestone(
+    State(state): State<AppState>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<LabProgress>, Failure> {
+    let body = super::fields::Body::parse(&body)?;
+    let note = body.text("note")?;
+    let csrf = crate::access::csrf_header(&headers);
+    let at = (params.lab(), params.get("milestone"));
+    Ok(Json(
+        state
+            .labs
+            .accept_milestone(&headers, at, &note, csrf)
+            .await?,
+    ))
+}

@@ -153,6 +153,10 @@ fn own_routes() -> Routes {
         )
         .route(Method::DELETE, "/api/labs/{lab}", api::delete_lab)
         .post("/api/labs/{lab}/learner-token", classroom::replace_token)
+        .post(
+            "/api/labs/{lab}/progress/{milestone}/accept",
+            classroom::accept_milestone,
+        )
         .post("/login", session::sign_in)
         .post("/logout", session::sign_out);
     for prefix in ["/api/labs/{lab}", "/api"] {

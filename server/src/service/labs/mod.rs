@@ -2,13 +2,17 @@
 //! folder, settings and schedule, sharing one broker, one history and N run slots. Every page,
 //! server function and API call opens its lab here, and is allowed or refused here.
 
+mod adopt;
 mod summary;
+mod tokens;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use app::api::{Access, ApiError, Backend, Server};
-use app::model::{ClassMade, ClassProgress, DEFAULT_LAB, LabSummary, NewToken, Role, SessionView};
+use app::model::{
+    ClassMade, ClassProgress, DEFAULT_LAB, LabProgress, LabSummary, NewToken, Role, SessionView,
+};
 use tokio::sync::Semaphore;
 
 use crate::access::registry::Registry;
@@ -143,36 +147,6 @@ impl Labs {
         let public = dashboard.as_ref().is_some_and(|d| d.is_public());
         caller.may(name, access, public, csrf)?;
         dashboard.ok_or_else(|| ApiError::NotFound(format!("no lab {name:?}")))
-    }
-
-    /// Opens the labs the registry holds that this server has not: made by another process on
-    /// the same data folder (`reckon class create`), served from now on without a restart.
-    async fn adopt(&self) -> Result<(), ApiError> {
-        let records = self.auth.registry().labs().await.map_err(failed)?;
-        if records.iter().all(|r| self.get(&r.name).is_some()) {
-            return Ok(());
-        }
-        // Not beside a lab being made or deleted: a deleted lab's record is gone first.
-        let _managing = self.managing.lock().await;
-        for record in records {
-            if self.get(&record.name).is_some() {
-                continue;
-            }
-            let config = self.root.for_lab(&record.name);
-            let lab = Lab::with_history(config, self.history.clone()).sharing(self.kafka.clone());
-            let dashboard = LabRunner::new(
-                lab,
-                self.auth.registry().clone(),
-                (self.run_slots.clone(), self.run_limits),
-                record.public,
-            );
-            if self.scheduling.load(std::sync::atomic::Ordering::Relaxed) {
-                dashboard.start_schedule();
-            }
-            tracing::info!("lab {} made elsewhere, served from now on", record.name);
-            self.dashboards().insert(record.name, dashboard);
-        }
-        Ok(())
     }
 
     /// Lab `name` as the JSON API's handlers use it.
@@ -351,21 +325,7 @@ impl Server for Labs {
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await?;
         self.allow(&caller, lab, Access::Manage, csrf)?;
-        let token = self.auth.mint(lab, Role::Learner).await?;
-        let registry = self.auth.registry();
-        if !registry
-            .replace_learner_token(lab, &token.stored)
-            .await
-            .map_err(failed)?
-        {
-            return Err(ApiError::NotFound(format!("no lab {lab:?}")));
-        }
-        self.auth.forget_learners(lab);
-        Ok(NewToken {
-            lab: lab.into(),
-            role: Role::Learner,
-            token: token.plain,
-        })
+        self.new_token(lab, Role::Learner).await
     }
 
     async fn delete_class(
@@ -378,6 +338,19 @@ impl Server for Labs {
         let caller = self.auth.caller(headers).await?;
         caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
         crate::service::class::delete(self, headers, class, confirm, csrf).await
+    }
+
+    async fn accept_milestone(
+        &self,
+        headers: &http::HeaderMap,
+        (lab, milestone): (&str, &str),
+        note: &str,
+        csrf: Option<&str>,
+    ) -> Result<LabProgress, ApiError> {
+        let caller = self.auth.caller(headers).await?;
+        let dashboard = self.allow(&caller, lab, Access::Manage, csrf)?;
+        crate::service::progress::accept(dashboard.lab(), milestone, note).await?;
+        dashboard.progress().await
     }
 
     async fn class_progress(
@@ -452,20 +425,6 @@ impl Server for Labs {
     ) -> Result<NewToken, ApiError> {
         let caller = self.auth.caller(headers).await?;
         self.allow(&caller, lab, Access::Write, csrf)?;
-        let token = self.auth.mint(lab, Role::Viewer).await?;
-        let added = self
-            .auth
-            .registry()
-            .add_token(lab, &token.stored)
-            .await
-            .map_err(failed)?;
-        if !added {
-            return Err(ApiError::NotFound(format!("no lab {lab:?}")));
-        }
-        Ok(NewToken {
-            lab: lab.into(),
-            role: Role::Viewer,
-            token: token.plain,
-        })
+        self.new_token(lab, Role::Viewer).await
     }
 }

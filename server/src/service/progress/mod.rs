@@ -11,7 +11,7 @@ pub mod writing;
 use app::api::ApiError;
 use std::collections::BTreeSet;
 
-use app::model::{LabProgress, Milestone};
+use app::model::{Accepted, LabProgress, Milestone};
 use arrow::array::Array;
 
 pub use rules::{Facts, Proof, RULES, Rule};
@@ -39,7 +39,7 @@ pub async fn progress(lab: &Lab) -> Result<LabProgress, ApiError> {
 /// times): the class board asks for every lab's at once, and only a lab whose evidence or
 /// project changed since is computed again.
 #[derive(Default)]
-pub struct Cached(tokio::sync::Mutex<Option<(([i64; 5], u128), LabProgress)>>);
+pub struct Cached(tokio::sync::Mutex<Option<(([i64; 6], u128), LabProgress)>>);
 
 impl Cached {
     /// `lab`'s milestones: as cached while its evidence has not changed, else computed again.
@@ -63,6 +63,30 @@ impl Cached {
     }
 }
 
+/// Records that the instructor accepted `milestone` of `lab` by hand, with `note` saying why.
+pub async fn accept(lab: &Lab, milestone: &str, note: &str) -> Result<(), ApiError> {
+    if !RULES.iter().any(|r| r.id == milestone) {
+        let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        return Err(ApiError::field(
+            "milestone",
+            format!("{milestone:?} is no milestone; they are {}", ids.join(", ")),
+        ));
+    }
+    let note = note.trim();
+    if note.is_empty() || note.len() > 1000 {
+        return Err(ApiError::field(
+            "note",
+            "say why it is accepted, in at most 1,000 characters",
+        ));
+    }
+    let history = crate::service::pages::history(lab)?;
+    (history
+        .record_acceptance(&lab.config.lab, milestone, note)
+        .await)
+        .map_err(failed)?;
+    Ok(())
+}
+
 /// The milestones `evidence` and `facts` prove.
 pub fn milestones(evidence: &Evidence, facts: &Facts) -> Vec<Milestone> {
     RULES
@@ -77,7 +101,14 @@ pub fn milestones(evidence: &Evidence, facts: &Facts) -> Vec<Milestone> {
                     .and_then(|r| r.finished_at.clone()),
                 None => p.at.clone(),
             });
+            let accepted = (evidence.accepted.iter())
+                .find(|(id, _, _)| id == rule.id)
+                .map(|(_, note, at)| Accepted {
+                    note: note.clone(),
+                    at: at.clone(),
+                });
             Milestone {
+                accepted,
                 id: rule.id.to_string(),
                 course: rule.course,
                 title: rule.title.to_string(),
