@@ -7,3 +7,7 @@ CREATE TABLE acceptances (
     at         TEXT NOT NULL
 );
 CREATE INDEX acceptances_by_lab ON acceptances (lab, milestone, id);
+
+-- A class's viewer token shows its board with the learners' names (and labs' names) hidden
+-- when the instructor chose so.
+ALTER TABLE classes ADD COLUMN hide_names INTEGER NOT NULL DEFAULT 0;

@@ -278,3 +278,83 @@ async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// A class's viewer token opens its board and no lab; with names hidden, the board names no
+/// one; the class deleted, the token opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_class_viewer_sees_the_board_only_and_names_only_if_the_instructor_allows() {
+    let server = Server::new("classview").await;
+    let made = server
+        .ok_as(
+            "POST",
+            "/api/classes",
+            Some(INSTRUCTOR),
+            json!({"class": "seen", "list": "Ann Lee\nBob Roy\n"}),
+        )
+        .await;
+    let ann = made["labs"][0]["token"].as_str().unwrap().to_string();
+    let mint = "/api/classes/seen/viewer-token";
+    let answer = server
+        .api("POST", mint, Some(&ann), json!({"hide_names": false}))
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::FORBIDDEN,
+        "a learner mints no class token"
+    );
+    let open = server
+        .ok_as("POST", mint, Some(INSTRUCTOR), json!({"hide_names": false}))
+        .await;
+    let open = open["token"].as_str().unwrap().to_string();
+    let board = "/api/classes/seen/progress";
+    let seen = server.ok_as("GET", board, Some(&open), json!({})).await;
+    let named: Vec<&str> = (seen["labs"].as_array().unwrap().iter())
+        .map(|l| l["progress"]["lab"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["ann-lee", "bob-roy"], "{seen}");
+    for uri in ["/api/labs/ann-lee/freshness", "/api/labs/ann-lee/progress"] {
+        let answer = server.api("GET", uri, Some(&open), json!({})).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "{uri}: {}",
+            answer.json
+        );
+    }
+    let listed = server
+        .ok_as("GET", "/api/labs", Some(&open), json!({}))
+        .await;
+    assert_eq!(listed, json!([]), "a class viewer opens no lab");
+    // Names hidden: for every viewer of the class, from now on.
+    let hidden = server
+        .ok_as("POST", mint, Some(INSTRUCTOR), json!({"hide_names": true}))
+        .await;
+    let hidden = hidden["token"].as_str().unwrap().to_string();
+    for token in [&hidden, &open] {
+        let seen = server.ok_as("GET", board, Some(token), json!({})).await;
+        let text = seen.to_string();
+        assert!(!text.contains("ann") && !text.contains("Ann"), "{text}");
+        assert!(
+            text.contains("learner 1") && text.contains("learner 2"),
+            "{text}"
+        );
+    }
+    let seen = server
+        .ok_as("GET", board, Some(INSTRUCTOR), json!({}))
+        .await;
+    assert!(
+        seen.to_string().contains("ann-lee"),
+        "the instructor sees the names"
+    );
+    // The class deleted: its viewer tokens open nothing.
+    server
+        .ok_as(
+            "DELETE",
+            "/api/classes/seen?confirm=true",
+            Some(INSTRUCTOR),
+            json!({}),
+        )
+        .await;
+    let answer = server.api("GET", board, Some(&hidden), json!({})).await;
+    assert_ne!(answer.status, StatusCode::OK, "{}", answer.json);
+}

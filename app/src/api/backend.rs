@@ -89,6 +89,15 @@ pub trait Server: Send + Sync {
         note: &str,
         csrf: Option<&str>,
     ) -> Result<LabProgress, ApiError>;
+    /// A token that opens class `class`'s board and no lab (the instructor only); with
+    /// `hide_names`, the board it opens names no one.
+    async fn class_viewer_token(
+        &self,
+        headers: &http::HeaderMap,
+        class: &str,
+        hide_names: bool,
+        csrf: Option<&str>,
+    ) -> Result<NewToken, ApiError>;
     /// Class `class`'s board: each of its labs' milestones (the instructor only).
     async fn class_progress(
         &self,

@@ -98,3 +98,20 @@ pub async fn accept_milestone(
     })
     .await
 }
+
+/// A token that opens class `class`'s board and no lab (the instructor only).
+#[server(prefix = "/fn", endpoint = "class_viewer_token")]
+pub async fn class_viewer_token(
+    class: String,
+    hide_names: Option<String>,
+    csrf: Option<String>,
+) -> Result<crate::model::NewToken, ApiError> {
+    guarded(async move {
+        let (server, headers) = server()?;
+        let hide = hide_names.is_some_and(|h| h == "true");
+        server
+            .class_viewer_token(&headers, &class, hide, csrf.as_deref())
+            .await
+    })
+    .await
+}

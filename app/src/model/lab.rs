@@ -64,6 +64,8 @@ pub enum Role {
     Learner,
     /// Reads one lab's pages.
     Viewer,
+    /// Reads one class's board, and no lab.
+    ClassViewer,
     /// No token, or one that opens nothing.
     #[default]
     Anonymous,
@@ -76,6 +78,7 @@ impl Role {
             Role::Instructor => "instructor",
             Role::Learner => "learner",
             Role::Viewer => "viewer",
+            Role::ClassViewer => "class-viewer",
             Role::Anonymous => "anonymous",
         }
     }
@@ -86,6 +89,7 @@ impl Role {
             Self::Instructor,
             Self::Learner,
             Self::Viewer,
+            Self::ClassViewer,
             Self::Anonymous,
         ]
         .into_iter()
@@ -279,7 +283,7 @@ impl SessionView {
         match self.role {
             Role::Local | Role::Instructor => true,
             Role::Learner => self.lab.as_deref() == Some(lab),
-            Role::Viewer | Role::Anonymous => false,
+            Role::Viewer | Role::ClassViewer | Role::Anonymous => false,
         }
     }
 }

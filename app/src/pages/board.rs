@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use crate::api::classroom::{DeleteClass, ReplaceToken, get_class_progress};
-use crate::components::{CsrfField, ErrorLine, csv_href, lab_href, short_time};
+use crate::api::classroom::{ClassViewerToken, DeleteClass, ReplaceToken, get_class_progress};
+use crate::components::{CsrfField, ErrorLine, IfInstructor, csv_href, lab_href, short_time};
 use crate::model::{ClassProgress, Course, Milestone};
 use crate::pages::loaded;
 
@@ -80,7 +80,7 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
                         <span class="line">{row.line.clone()}</span>
                         {row.progress.project.clone().map(|p| view! { <span class="line project">{p}</span> })}
                         <a class="writing-link" href=lab_href(&lab, "/writing")>"writing"</a>
-                        <NewToken lab=lab.clone() />
+                        {let lab = lab.clone(); let token = move || view! { <NewToken lab=lab.clone() /> }; view! { <IfInstructor>{token.clone()}</IfInstructor> }}
                     </th>
                     {cells}
                 </tr>
@@ -88,6 +88,11 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
         })
         .collect_view();
     let file = format!("{}.csv", board.class);
+    let class = board.class.clone();
+    let forms = move || {
+        let (one, two) = (class.clone(), class.clone());
+        view! { <ViewerForm class=one /><DeleteForm class=two /> }
+    };
     view! {
         <div class="board-scroll">
             <table class="board">
@@ -97,7 +102,7 @@ fn board_view(board: ClassProgress, course: Option<String>) -> impl IntoView {
             </table>
         </div>
         <p><a class="button" href=csv download=file>"Download the board (CSV)"</a></p>
-        <DeleteForm class=board.class.clone() />
+        <IfInstructor>{forms.clone()}</IfInstructor>
     }
 }
 
@@ -120,6 +125,35 @@ fn NewToken(lab: String) -> impl IntoView {
             <button type="submit" title="The old token stops working">"new token"</button>
         </ActionForm>
         {shown}
+    }
+}
+
+/// A token that opens this board and no lab, for a class's observers: shown once.
+#[component]
+fn ViewerForm(class: String) -> impl IntoView {
+    let mint = ServerAction::<ClassViewerToken>::new();
+    let said = move || {
+        match mint.value().get() {
+        Some(Ok(made)) => Some(view! { <p>"The class viewer token (shown once): "<code class="token class-token">{made.token}</code></p> }.into_any()),
+        Some(Err(error)) => Some(view! { <ErrorLine error /> }.into_any()),
+        None => None,
+    }
+    };
+    view! {
+        <section class="class-viewer">
+            <h2>"A token for observers"</h2>
+            <p>"It opens this board, and no lab."</p>
+            <ActionForm action=mint attr:class="class-viewer-form">
+                <CsrfField />
+                <input type="hidden" name="class" value=class />
+                <label class="confirm">
+                    <input type="checkbox" name="hide_names" value="true" />
+                    " hide the learners' names (and their labs' names) from every viewer of the class"
+                </label>
+                <button type="submit">"Make a viewer token"</button>
+            </ActionForm>
+            {said}
+        </section>
     }
 }
 

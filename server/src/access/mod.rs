@@ -18,79 +18,21 @@ use registry::Registry;
 
 pub mod registry;
 mod tokens;
+mod who;
 
 pub use tokens::MadeToken;
 use tokens::{make_token, random_hex, verify_secret};
+pub use who::Who;
 
 /// The cookie holding a browser's session id (HttpOnly, SameSite=Strict).
 pub const SESSION_COOKIE: &str = "reckon_session";
 /// The header a signed-in browser's API writes carry the session's CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
+/// A class viewer's token is kept under `class:<name>` where a lab's name goes (no lab's name
+/// holds a `:`).
+pub const CLASS_PREFIX: &str = "class:";
 /// How long a browser stays signed in.
 const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
-
-/// Who a request comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Who {
-    /// No instructor token is configured: a single-user tool on loopback, asking nobody.
-    Local,
-    Instructor,
-    /// Produces, runs and resets one lab.
-    Learner(String),
-    /// Reads one lab's pages.
-    Viewer(String),
-    /// No token, or one that opens nothing.
-    Anonymous,
-}
-
-impl Who {
-    pub fn role(&self) -> Role {
-        match self {
-            Who::Local => Role::Local,
-            Who::Instructor => Role::Instructor,
-            Who::Learner(_) => Role::Learner,
-            Who::Viewer(_) => Role::Viewer,
-            Who::Anonymous => Role::Anonymous,
-        }
-    }
-
-    /// The lab a learner's or viewer's token opens.
-    pub fn lab(&self) -> Option<&str> {
-        match self {
-            Who::Learner(lab) | Who::Viewer(lab) => Some(lab),
-            _ => None,
-        }
-    }
-
-    /// Whether this person may `access` lab `lab` (public: its public pages are open to all).
-    pub fn may(&self, lab: &str, access: Access, public: bool) -> Result<(), ApiError> {
-        let sign_in = || {
-            ApiError::Unauthorized(
-                "this server asks for a token: send `Authorization: Bearer <token>`, or sign in at /login"
-                    .into(),
-            )
-        };
-        match (self, access) {
-            (Who::Local | Who::Instructor, _) => Ok(()),
-            (_, Access::Public) if public => Ok(()),
-            (Who::Anonymous, _) => Err(sign_in()),
-            (_, Access::Manage) => Err(ApiError::Forbidden(format!(
-                "only the instructor may do this (make or delete labs, price a cluster); your token \
-                 is {}'s {}",
-                self.lab().unwrap_or_default(),
-                self.role()
-            ))),
-            (Who::Learner(own) | Who::Viewer(own), _) if own != lab => Err(ApiError::Forbidden(
-                format!("your token opens lab {own}, not lab {lab}"),
-            )),
-            (Who::Viewer(_), Access::Write) => Err(ApiError::Forbidden(format!(
-                "a viewer token may only read lab {lab}; producing, running, resetting and \
-                 changing settings need the lab's learner token"
-            ))),
-            _ => Ok(()),
-        }
-    }
-}
 
 /// A request's caller: who, and, when a browser session says so, the CSRF token its writes need.
 #[derive(Debug, Clone)]
@@ -173,6 +115,8 @@ pub struct Auth {
     verifications: Limit,
     /// Tokens minted per lab.
     mints: Limit,
+    /// How many times tokens were forgotten: a verification that saw it change is done again.
+    forgotten: std::sync::atomic::AtomicU64,
 }
 
 impl Auth {
@@ -185,6 +129,7 @@ impl Auth {
             hashing: Semaphore::new(2),
             verifications: Limit::new(VERIFICATIONS_PER_ID),
             mints: Limit::new(MINTS_PER_LAB),
+            forgotten: Default::default(),
         })
     }
 
@@ -211,7 +156,13 @@ impl Auth {
         if let Some(who) = lock(&self.verified).get(&digest) {
             return Ok(who.clone());
         }
-        let who = self.verify(token, &digest).await?;
+        let forgotten = self.forgotten.load(std::sync::atomic::Ordering::SeqCst);
+        let mut who = self.verify(token, &digest).await?;
+        // Tokens forgotten while this one was verified (replaced, their lab or class deleted):
+        // verified again against the registry as it is now, never cached from before.
+        if self.forgotten.load(std::sync::atomic::Ordering::SeqCst) != forgotten {
+            who = self.verify(token, &digest).await?;
+        }
         if who != Who::Anonymous {
             lock(&self.verified).insert(digest, who.clone());
         }
@@ -266,6 +217,10 @@ impl Auth {
             match (verify_secret(&secret, &stored.hash), stored.role) {
                 (true, Role::Learner) => Who::Learner(lab),
                 (true, Role::Viewer) => Who::Viewer(lab),
+                (true, Role::ClassViewer) => match lab.strip_prefix(CLASS_PREFIX) {
+                    Some(class) => Who::ClassViewer(class.to_string()),
+                    None => Who::Anonymous,
+                },
                 _ => Who::Anonymous,
             }
         })
@@ -367,13 +322,26 @@ impl Auth {
 
     /// Forgets the learner tokens and sessions of lab `lab` (its token was replaced).
     pub fn forget_learners(&self, lab: &str) {
+        self.forgotten
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let learner = |who: &Who| matches!(who, Who::Learner(l) if l == lab);
         lock(&self.verified).retain(|_, who| !learner(who));
         lock(&self.sessions).retain(|_, s| !learner(&s.who));
     }
 
+    /// Forgets the viewer tokens and sessions of a deleted class.
+    pub fn forget_class(&self, class: &str) {
+        self.forgotten
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let viewer = |who: &Who| matches!(who, Who::ClassViewer(c) if c == class);
+        lock(&self.verified).retain(|_, who| !viewer(who));
+        lock(&self.sessions).retain(|_, s| !viewer(&s.who));
+    }
+
     /// Forgets every token and session of a deleted lab.
     pub fn forget_lab(&self, lab: &str) {
+        self.forgotten
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         lock(&self.verified).retain(|_, who| who.lab() != Some(lab));
         lock(&self.sessions).retain(|_, s| s.who.lab() != Some(lab));
     }

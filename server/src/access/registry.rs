@@ -158,12 +158,44 @@ impl Registry {
         )
     }
 
+    /// Adds a class viewer's token to class `class`, whose board it shows with names hidden or
+    /// not (for every viewer of the class); `false` if there is no such class.
+    pub async fn add_class_token(
+        &self,
+        class: &str,
+        token: &StoredToken,
+        hide_names: bool,
+    ) -> Result<bool, HistoryError> {
+        let mut tx = self.history.write().await?;
+        let done = sqlx::query("UPDATE classes SET hide_names = ? WHERE name = ?")
+            .bind(hide_names)
+            .bind(class)
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 1 {
+            insert_token(&mut tx, &format!("{}{class}", super::CLASS_PREFIX), token).await?;
+        }
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Whether class `class`'s board hides names from its viewers.
+    pub async fn hides_names(&self, class: &str) -> Result<bool, HistoryError> {
+        let hide: Option<bool> =
+            sqlx::query_scalar("SELECT hide_names FROM classes WHERE name = ?")
+                .bind(class)
+                .fetch_optional(self.history.pool())
+                .await?;
+        Ok(hide.unwrap_or(false))
+    }
+
     /// Forgets class `class` (its labs deleted first, one by one).
     pub async fn remove_class(&self, class: &str) -> Result<(), HistoryError> {
         let mut tx = self.history.write().await?;
         for statement in [
             "DELETE FROM class_members WHERE class = ?",
             "DELETE FROM classes WHERE name = ?",
+            "DELETE FROM tokens WHERE lab = 'class:' || ?",
         ] {
             sqlx::query(statement).bind(class).execute(&mut *tx).await?;
         }
@@ -205,7 +237,7 @@ impl Registry {
             return Ok(None);
         };
         let role = Role::parse(&role)
-            .filter(|r| matches!(r, Role::Learner | Role::Viewer))
+            .filter(|r| matches!(r, Role::Learner | Role::Viewer | Role::ClassViewer))
             .ok_or_else(|| {
                 HistoryError::unreadable(
                     format!("token {id}"),

@@ -5,37 +5,46 @@
 
 use std::collections::BTreeSet;
 
-use app::api::{Access, ApiError, Server};
+use app::api::{ApiError, Backend, Server};
 use app::model::{ClassLab, ClassMade, ClassProgress, ClassRow, DEFAULT_LAB};
 
 use crate::access::registry::Registry;
 use crate::config::validate_lab_name;
 use crate::service::error::failed;
 
-/// Class `class`'s board: each of its labs' milestones (the caller was found to manage labs).
-/// A lab of the class deleted since is left off.
+/// Class `class`'s board: each of its labs' milestones (the caller was found to be the
+/// instructor or the class's viewer). A lab of the class deleted since is left off. For a
+/// viewer of a class whose board hides names, each lab is `learner N` and its line is not said.
 pub async fn board(
-    server: &impl Server,
-    registry: &Registry,
-    headers: &http::HeaderMap,
+    labs: &crate::service::labs::Labs,
     class: &str,
+    viewer: bool,
 ) -> Result<ClassProgress, ApiError> {
+    let registry = labs.registry();
     let lines = registry.class_lines(class).await.map_err(failed)?;
     if lines.is_empty() {
         return Err(ApiError::NotFound(format!("no class named {class}")));
     }
+    let hide = viewer && registry.hides_names(class).await.map_err(failed)?;
+    labs.adopt().await?;
     let mut board = ClassProgress {
         class: class.to_string(),
         labs: vec![],
     };
-    for (line, lab) in lines {
-        let Ok(backend) = server.open(headers, &lab, Access::Read, None).await else {
+    for (n, (line, lab)) in lines.into_iter().enumerate() {
+        let Some(runner) = labs.get(&lab).filter(|r| !r.lab().is_retired()) else {
             continue;
         };
-        board.labs.push(ClassRow {
-            line,
-            progress: backend.progress().await?,
-        });
+        let mut progress = runner.progress().await?;
+        let line = match hide {
+            true => {
+                progress.lab = format!("learner {}", n + 1);
+                progress.project = None;
+                String::new()
+            }
+            false => line,
+        };
+        board.labs.push(ClassRow { line, progress });
     }
     Ok(board)
 }
@@ -50,6 +59,8 @@ pub async fn delete(
     csrf: Option<&str>,
 ) -> Result<Vec<String>, ApiError> {
     let registry = server.registry();
+    // Labs made by `reckon class create` and not opened yet are deleted as the others.
+    server.adopt().await?;
     let labs: Vec<String> = (registry.class_lines(class).await.map_err(failed)?)
         .into_iter()
         .map(|(_, lab)| lab)
@@ -75,6 +86,7 @@ pub async fn delete(
         }
     }
     registry.remove_class(class).await.map_err(failed)?;
+    server.forget_class(class);
     Ok(deleted)
 }
 

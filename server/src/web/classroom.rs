@@ -105,3 +105,22 @@ pub async fn accept_milestone(
             .await?,
     ))
 }
+
+/// `{"hide_names": true|false}`: a token that opens the class's board and no lab (the
+/// instructor only), shown once.
+pub async fn class_viewer_token(
+    State(state): State<AppState>,
+    axum::extract::Path(class): axum::extract::Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<NewToken>, Failure> {
+    let body = super::fields::Body::parse(&body)?;
+    let hide = body.flag("hide_names")?.unwrap_or(false);
+    let csrf = crate::access::csrf_header(&headers);
+    Ok(Json(
+        state
+            .labs
+            .class_viewer_token(&headers, &class, hide, csrf)
+            .await?,
+    ))
+}

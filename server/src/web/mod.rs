@@ -146,6 +146,10 @@ fn own_routes() -> Routes {
         .post("/api/labs", api::create_lab)
         .post("/api/classes", api::create_class)
         .get("/api/classes/{class}/progress", classroom::class_progress)
+        .post(
+            "/api/classes/{class}/viewer-token",
+            classroom::class_viewer_token,
+        )
         .route(
             Method::DELETE,
             "/api/classes/{class}",

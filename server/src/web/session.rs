@@ -30,6 +30,7 @@ pub async fn sign_in(
     let home = match &who {
         Who::Anonymous => return Redirect::to("/login?failed=1").into_response(),
         Who::Learner(lab) | Who::Viewer(lab) => format!("/labs/{lab}"),
+        Who::ClassViewer(class) => format!("/classes/{class}"),
         Who::Instructor | Who::Local => "/labs".to_string(),
     };
     let next = form

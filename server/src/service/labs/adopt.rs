@@ -11,13 +11,15 @@ use crate::service::runner::LabRunner;
 impl Labs {
     /// Opens the labs the registry holds that this server has not: made by another process on
     /// the same data folder (`reckon class create`), served from now on without a restart.
-    pub(super) async fn adopt(&self) -> Result<(), ApiError> {
+    pub(crate) async fn adopt(&self) -> Result<(), ApiError> {
         let records = self.auth.registry().labs().await.map_err(failed)?;
         if records.iter().all(|r| self.get(&r.name).is_some()) {
             return Ok(());
         }
-        // Not beside a lab being made or deleted: a deleted lab's record is gone first.
+        // Not beside a lab being made or deleted, and from the registry as it is once neither
+        // is under way: a lab deleted meanwhile is not brought back.
         let _managing = self.managing.lock().await;
+        let records = self.auth.registry().labs().await.map_err(failed)?;
         for record in records {
             if self.get(&record.name).is_some() {
                 continue;

@@ -124,7 +124,7 @@ pub const RULES: [Rule; 14] = [
         id: "w14.note",
         course: Course::Week14,
         title: "Director note written",
-        how: "On the Writing page: the note to a non-technical director, at least 100 words (150 asked), without jargon.",
+        how: "On the Writing page: the note to a non-technical director, at least 100 words (150 asked); the jargon it uses is marked as you type.",
         proved: week14::note,
     },
     Rule {
@@ -246,9 +246,16 @@ fn double_fixed(e: &Evidence, _: &Facts) -> Option<Proof> {
         if hours.is_empty() {
             continue;
         }
-        // A later generation (a replay from a new topic) whose check has those hours, clean.
+        // A later generation (a replay from a new topic) that dropped duplicates, whose check
+        // has those hours, clean: a replay that only did not send the batch twice fixes nothing.
+        let dropped = |generation: i64| {
+            ended(&e.runs)
+                .filter(|r| r.generation == generation)
+                .any(|r| completed(r).any(|f| f.figures.rows_duplicate > 0))
+        };
         let fixed = ended(&e.runs)
             .filter(|r| r.id > caught.id && r.generation > caught.generation)
+            .filter(|r| dropped(r.generation))
             .find(|r| {
                 clean(&r.findings)
                     && hours

@@ -33,7 +33,7 @@ pub async fn plan(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let Statement::Query(query) = &mut statement else {
         return ctx.sql(sql).await;
     };
-    if !written_out(ctx, query).await? {
+    if !written_out(ctx, query, None).await? {
         return ctx.sql(sql).await;
     }
     ctx.sql(&statement.to_string()).await
@@ -44,26 +44,34 @@ pub async fn plan(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
 fn written_out<'a>(
     ctx: &'a SessionContext,
     query: &'a mut Query,
+    with: Option<String>,
 ) -> Pin<Box<dyn Future<Output = Result<bool>> + Send + 'a>> {
     Box::pin(async move {
         let mut any = false;
-        if let Some(with) = &mut query.with {
-            for cte in &mut with.cte_tables {
-                any |= written_out(ctx, &mut cte.query).await?;
+        if let Some(ctes) = &mut query.with {
+            for cte in &mut ctes.cte_tables {
+                any |= written_out(ctx, &mut cte.query, with.clone()).await?;
             }
         }
-        set(ctx, &mut query.body, &mut any).await?;
+        // The query's CTEs are in scope of what it reads: the input is planned with them.
+        let with = query.with.as_ref().map(|w| w.to_string()).or(with);
+        set(ctx, &mut query.body, &mut any, with).await?;
         Ok(any)
     })
 }
 
-fn set<'a>(ctx: &'a SessionContext, body: &'a mut SetExpr, any: &'a mut bool) -> Planned<'a> {
+fn set<'a>(
+    ctx: &'a SessionContext,
+    body: &'a mut SetExpr,
+    any: &'a mut bool,
+    with: Option<String>,
+) -> Planned<'a> {
     Box::pin(async move {
         match body {
-            SetExpr::Query(q) => *any |= written_out(ctx, q).await?,
+            SetExpr::Query(q) => *any |= written_out(ctx, q, with).await?,
             SetExpr::SetOperation { left, right, .. } => {
-                set(ctx, left, any).await?;
-                set(ctx, right, any).await?;
+                set(ctx, left, any, with.clone()).await?;
+                set(ctx, right, any, with).await?;
             }
             SetExpr::Select(select) => {
                 for from in &mut select.from {
@@ -71,19 +79,25 @@ fn set<'a>(ctx: &'a SessionContext, body: &'a mut SetExpr, any: &'a mut bool) ->
                         .chain(from.joins.iter_mut().map(|j| &mut j.relation))
                     {
                         if let TableFactor::Derived { subquery, .. } = factor {
-                            *any |= written_out(ctx, subquery).await?;
+                            *any |= written_out(ctx, subquery, with.clone()).await?;
                         }
                     }
                 }
-                if !select.projection.iter().any(spark_wildcard) {
+                // Only the shape the Python translator writes, `SELECT * ... FROM (query) AS q`,
+                // is written out; any other (a table, a join, several relations) goes to
+                // DataFusion as it is, which plans `* REPLACE` of the columns it has.
+                let [from] = select.from.as_slice() else {
+                    return Ok(());
+                };
+                let derived = matches!(from.relation, TableFactor::Derived { .. });
+                if !derived
+                    || !from.joins.is_empty()
+                    || !select.projection.iter().any(spark_wildcard)
+                {
                     return Ok(());
                 }
-                let [from] = select.from.as_slice() else {
-                    return Err(DataFusionError::NotImplemented(
-                        "* RENAME or * REPLACE over more than one relation".into(),
-                    ));
-                };
-                let input = ctx.sql(&format!("SELECT * FROM {from}")).await?;
+                let with = with.map(|w| format!("{w} ")).unwrap_or_default();
+                let input = ctx.sql(&format!("{with}SELECT * FROM {from}")).await?;
                 let columns: Vec<String> = input
                     .schema()
                     .fields()
@@ -227,6 +241,18 @@ mod tests {
         assert_eq!(names, ["column1", "column2", "column3", "added"]);
         assert_eq!(got[0].1, "2");
         assert_eq!(got[3].1, "new");
+    }
+
+    #[tokio::test]
+    async fn a_cte_is_in_scope_and_a_plain_tables_replace_is_datafusions() {
+        let got = columns(
+            "WITH c AS (SELECT * FROM t) SELECT * RENAME (column2 AS x) FROM (SELECT * FROM c) AS q",
+        )
+        .await;
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["column1", "x", "column3"]);
+        let got = columns("SELECT * REPLACE (column1 + 1 AS column1) FROM t").await;
+        assert_eq!(got[0], ("column1".to_string(), "2".to_string()));
     }
 
     #[tokio::test]

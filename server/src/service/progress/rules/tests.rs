@@ -100,9 +100,21 @@ fn the_double_count_is_fixed_only_by_a_replay_that_checks_the_same_hours() {
         ..Evidence::default()
     };
     assert_eq!(holds("m9.double_fixed", &e), None);
-    // After a reset, the hour checked with no PROBLEM: fixed, by that run.
+    // After a reset, the hour checked with no PROBLEM but nothing dropped as a duplicate (the
+    // batch was not sent twice): not fixed.
     let e = Evidence {
-        runs: vec![caught, run(2, 1, vec![], vec![other, ok])],
+        runs: vec![
+            caught.clone(),
+            run(2, 1, vec![], vec![other.clone(), ok.clone()]),
+        ],
+        ..Evidence::default()
+    };
+    assert_eq!(holds("m9.double_fixed", &e), None);
+    // With the duplicate dropped in that replay: fixed, by that run.
+    let mut gold = reading("hourly_sales", &[]);
+    gold.figures.rows_duplicate = 1;
+    let e = Evidence {
+        runs: vec![caught, run(2, 1, vec![gold], vec![other, ok])],
         ..Evidence::default()
     };
     assert_eq!(holds("m9.double_fixed", &e).map(|p| p.run), Some(Some(2)));
