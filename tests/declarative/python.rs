@@ -172,12 +172,13 @@ from pyspark import pipelines as dp
 from pyspark.sql import functions as F
 
 LANDING = "landing/sales"
+MIN_QTY = 0
 
 @dp.table(name="sales_clean")
 @dp.expect_all_or_drop({"has_region": "region IS NOT NULL"})
 def clean():
     return (spark.readStream.format("json").schema("region STRING, qty BIGINT").load(LANDING)
-            .where(F.col("qty") > 0)
+            .where(F.col("qty") > MIN_QTY)
             .select("region", (F.col("qty") * 2).alias("double_qty")))
 
 @dp.materialized_view

@@ -46,6 +46,10 @@ const FUNCTIONS: [&str; 30] = [
     "datediff",
 ];
 
+/// Marks a module-level constant that holds a number (`VAT = 1.2`), as the file's constants
+/// are kept as text: beside a column it is that number, not the text '1.2'.
+pub const NUMBER: char = '\u{1}';
+
 /// A literal's or a named constant's value: a string's text, a number as written.
 pub fn constant(
     source: Source,
@@ -63,15 +67,18 @@ pub fn constant(
             Ok(out)
         }
         "integer" | "float" => Ok(source.text(node).to_string()),
-        "identifier" => constants.get(source.text(node)).cloned().ok_or_else(|| {
-            source.error(
-                node,
-                format!(
-                    "{} is not a constant this file defines (NAME = \"text\" above it)",
-                    source.text(node)
-                ),
-            )
-        }),
+        "identifier" => constants
+            .get(source.text(node))
+            .map(|v| v.trim_start_matches(NUMBER).to_string())
+            .ok_or_else(|| {
+                source.error(
+                    node,
+                    format!(
+                        "{} is not a constant this file defines (NAME = \"text\" above it)",
+                        source.text(node)
+                    ),
+                )
+            }),
         _ => Err(source.error(node, "a text or a number is expected here".into())),
     }
 }
@@ -351,6 +358,11 @@ fn literal(
         "true" => Ok("TRUE".into()),
         "false" => Ok("FALSE".into()),
         "none" => Ok("NULL".into()),
+        // A constant that holds a number (`VAT = 1.2`) is that number.
+        "identifier" => match constants.get(source.text(node)) {
+            Some(v) if v.starts_with(NUMBER) => Ok(v.trim_start_matches(NUMBER).to_string()),
+            _ => Ok(quoted(&constant(source, node, constants)?)),
+        },
         _ => Ok(quoted(&constant(source, node, constants)?)),
     }
 }

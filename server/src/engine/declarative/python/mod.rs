@@ -175,6 +175,10 @@ impl<'a> Source<'a> {
                     return Err(self.error(left, "assign constants to one name each".into()));
                 }
                 let value = column::constant(*self, right, constants)?;
+                let value = match right.kind() {
+                    "integer" | "float" => format!("{}{value}", column::NUMBER),
+                    _ => value,
+                };
                 constants.insert(self.text(left).to_string(), value);
                 Ok(())
             }
