@@ -17,10 +17,10 @@ mod python;
 #[path = "support/week14.rs"]
 mod week14;
 
-use browser::{Browser, clear_artifacts, serve_shared, sign_in, sign_in_instead};
+use browser::{clear_artifacts, sign_in_instead};
 use common::TestLab;
 use serde_json::json;
-use week14::{Api, land, run};
+use week14::{Api, land, run, sam_signed_in};
 
 const INSTRUCTOR: &str = "instructor-token-for-week-14";
 const SQL: &str = "transformations/support.sql";
@@ -34,20 +34,7 @@ fn week14_screenshot(name: &str) -> bool {
 async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     clear_artifacts(week14_screenshot);
     let lab = TestLab::new("browser-week14");
-    let (base, server) = serve_shared(&lab, INSTRUCTOR).await;
-    let instructor = Api {
-        base: base.clone(),
-        token: INSTRUCTOR.into(),
-    };
-    let made = instructor
-        .call("POST", "/api/labs", json!({"name": "sam"}))
-        .await;
-    let api = Api {
-        base: base.clone(),
-        token: made["token"].as_str().unwrap().to_string(),
-    };
-    let browser = Browser::start().await;
-    sign_in(&browser, &base, &api.token, "/labs/sam").await;
+    let (base, server, api, browser) = sam_signed_in(&lab, INSTRUCTOR).await;
 
     // The code page: start from the example.
     browser.open(&format!("{base}/labs/sam/code")).await;

@@ -6,9 +6,9 @@
 
 use serde_json::json;
 
-use crate::browser::{Browser, clear_artifacts, serve_shared, sign_in};
+use crate::browser::clear_artifacts;
 use crate::common::TestLab;
-use crate::week14::{Api, land, run};
+use crate::week14::{land, run, sam_signed_in};
 
 const PY: &str = "transformations/support.py";
 
@@ -16,20 +16,7 @@ const PY: &str = "transformations/support.py";
 async fn a_learner_runs_the_courses_python_in_the_browser() {
     clear_artifacts(crate::week14_screenshot);
     let lab = TestLab::new("browser-python");
-    let (base, server) = serve_shared(&lab, "instructor-token-for-python").await;
-    let instructor = Api {
-        base: base.clone(),
-        token: "instructor-token-for-python".into(),
-    };
-    let made = instructor
-        .call("POST", "/api/labs", json!({"name": "sam"}))
-        .await;
-    let api = Api {
-        base: base.clone(),
-        token: made["token"].as_str().unwrap().to_string(),
-    };
-    let browser = Browser::start().await;
-    sign_in(&browser, &base, &api.token, "/labs/sam").await;
+    let (base, server, api, browser) = sam_signed_in(&lab, "instructor-token-for-python").await;
 
     // The code page: the course's Python as printed, in the editor.
     browser.open(&format!("{base}/labs/sam/code")).await;

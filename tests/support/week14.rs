@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::browser::{self, Browser};
+use crate::browser::{self, Browser, Served, serve_shared, sign_in};
+use crate::common::TestLab;
 
 /// The dashboard's JSON API as the learner's scripts would call it (to read what the pages do).
 pub struct Api {
@@ -80,4 +81,23 @@ pub async fn land(browser: &Browser, base: &str, days: &str, last_file: &str) {
     browser
         .wait_for(&format!("tr[data-file='{last_file}']"))
         .await;
+}
+
+/// A server for `lab` with instructor token `instructor`, its lab "sam" made, and a browser
+/// signed in as sam's learner: the server's address, the server, sam's API, the browser.
+pub async fn sam_signed_in(lab: &TestLab, instructor: &str) -> (String, Served, Api, Browser) {
+    let (base, server) = serve_shared(lab, instructor).await;
+    let made = Api {
+        base: base.clone(),
+        token: instructor.into(),
+    }
+    .call("POST", "/api/labs", json!({"name": "sam"}))
+    .await;
+    let api = Api {
+        base: base.clone(),
+        token: made["token"].as_str().unwrap().to_string(),
+    };
+    let browser = Browser::start().await;
+    sign_in(&browser, &base, &api.token, "/labs/sam").await;
+    (base, server, api, browser)
 }

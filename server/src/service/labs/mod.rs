@@ -3,6 +3,7 @@
 //! server function and API call opens its lab here, and is allowed or refused here.
 
 mod adopt;
+mod classes;
 mod summary;
 mod tokens;
 
@@ -340,7 +341,7 @@ impl Server for Labs {
     ) -> Result<Vec<String>, ApiError> {
         let caller = self.auth.caller(headers).await?;
         caller.may(DEFAULT_LAB, Access::Manage, false, csrf)?;
-        crate::service::class::delete(self, headers, class, confirm, csrf).await
+        self.delete_class_labs(headers, class, confirm, csrf).await
     }
 
     async fn accept_milestone(
@@ -381,7 +382,7 @@ impl Server for Labs {
         if !viewer {
             caller.who.may(DEFAULT_LAB, Access::Manage, false)?;
         }
-        crate::service::class::board(self, class, viewer).await
+        self.class_board(class, viewer).await
     }
 
     async fn delete_lab(
