@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use crate::api::classroom::{SaveWriting, get_writings};
 use crate::api::get_freshness;
-use crate::components::{ErrorLine, FormScope, IfWriter, Live, current_lab, short_time};
+use crate::components::{ErrorLine, FormScope, IfWriter, current_lab, short_time};
 use crate::model::{CostModel, Freshness, Writing, jargon, words};
 use crate::pages::loaded;
 
@@ -25,12 +25,9 @@ pub fn WritingPage() -> impl IntoView {
 #[component]
 fn WritingBox(writing: Writing) -> impl IntoView {
     let save = ServerAction::<SaveWriting>::new();
+    // A save is said here, where it was made; the page is not reloaded under it (a reload
+    // would make this box again, and the saying with it).
     let text = RwSignal::new(writing.text.clone());
-    Effect::new(move |_| {
-        if save.value().get().is_some_and(|r| r.is_ok()) {
-            Live::bump();
-        }
-    });
     let note = writing.task == "note";
     let (target, least) = match note {
         true => (" of 150 asked (100 at least)", 100),
