@@ -20,7 +20,7 @@ mod week14;
 use browser::{clear_artifacts, sign_in_instead};
 use common::TestLab;
 use serde_json::json;
-use week14::{Api, land, run, sam_signed_in};
+use week14::{Api, land, land_bad_rows_and_run, run, sam_signed_in};
 
 const INSTRUCTOR: &str = "instructor-token-for-week-14";
 const SQL: &str = "transformations/support.sql";
@@ -199,15 +199,7 @@ async fn a_learner_does_week_14_in_the_browser_and_a_viewer_only_looks() {
     );
 
     // The bad rows: on the data-quality page under their rule, with their file and line.
-    browser.open(&format!("{base}/labs/sam/landing")).await;
-    let bad = browser
-        .wait_for(".bad-rows-form button[type='submit']")
-        .await;
-    browser.click(&bad).await;
-    browser
-        .wait_for("tr[data-file='tickets/bad-rows.json']")
-        .await;
-    run(&browser, &base, &api).await;
+    land_bad_rows_and_run(&browser, &base, &api, "tickets/bad-rows.json").await;
     browser.open(&format!("{base}/labs/sam/quality")).await;
     browser
         .wait_for("tr[data-rules='valid_status'][data-place^='landing/tickets/bad-rows.json:']")

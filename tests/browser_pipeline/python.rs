@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::browser::clear_artifacts;
 use crate::common::TestLab;
-use crate::week14::{land, run, sam_signed_in};
+use crate::week14::{land, land_bad_rows_and_run, run, sam_signed_in};
 
 const PY: &str = "transformations/support.py";
 
@@ -63,15 +63,7 @@ async fn a_learner_runs_the_courses_python_in_the_browser() {
 
     // The bad rows: dropped under their rule, on the quality page, named by the bronze version
     // they came in (the course's bronze keeps no file column).
-    browser.open(&format!("{base}/labs/sam/landing")).await;
-    let bad = browser
-        .wait_for(".bad-rows-form button[type='submit']")
-        .await;
-    browser.click(&bad).await;
-    browser
-        .wait_for("tr[data-file='tickets/bad-rows.parquet']")
-        .await;
-    run(&browser, &base, &api).await;
+    land_bad_rows_and_run(&browser, &base, &api, "tickets/bad-rows.parquet").await;
     browser.open(&format!("{base}/labs/sam/quality")).await;
     browser
         .wait_for("tr[data-rules='valid_status'][data-place^='bronze_tickets version']")

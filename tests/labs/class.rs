@@ -8,6 +8,14 @@ use serde_json::{Value, json};
 
 use super::server::{INSTRUCTOR, Server};
 
+/// Class `class` made by the instructor from `list`: the sheet the API answers.
+async fn make_class(server: &Server, class: &str, list: &str) -> Value {
+    let body = json!({"class": class, "list": list});
+    server
+        .ok_as("POST", "/api/classes", Some(INSTRUCTOR), body)
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
     let server = Server::new("classlab").await;
@@ -17,14 +25,7 @@ async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
     lines.push("李雷".into());
     lines.push("Zoë O'Brien, zoe@example.org".into());
     let list = format!("name,email\n{}\n", lines.join("\n"));
-    let made = server
-        .ok_as(
-            "POST",
-            "/api/classes",
-            Some(INSTRUCTOR),
-            json!({"class": "dp-2026", "list": list}),
-        )
-        .await;
+    let made = make_class(&server, "dp-2026", &list).await;
     let labs = made["labs"].as_array().unwrap();
     assert_eq!(labs.len(), 30, "{made}");
     let lab_of = |line: &str| -> Value {
@@ -71,14 +72,7 @@ async fn a_pasted_list_of_30_makes_30_labs_each_opened_by_its_own_token_only() {
     );
     // Pasted again with one more line: only that line becomes a lab.
     let again = format!("{list}Sam Park\n");
-    let more = server
-        .ok_as(
-            "POST",
-            "/api/classes",
-            Some(INSTRUCTOR),
-            json!({"class": "dp-2026", "list": again}),
-        )
-        .await;
+    let more = make_class(&server, "dp-2026", &again).await;
     let labs = more["labs"].as_array().unwrap();
     assert_eq!(labs.len(), 1, "{more}");
     assert_eq!(labs[0]["lab"], "sam-park");
@@ -181,14 +175,7 @@ async fn a_class_made_at_the_shell_is_served_by_the_running_server_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
     let server = Server::new("classops").await;
-    let made = server
-        .ok_as(
-            "POST",
-            "/api/classes",
-            Some(INSTRUCTOR),
-            json!({"class": "tiny", "list": "Ann\nBob\n"}),
-        )
-        .await;
+    let made = make_class(&server, "tiny", "Ann\nBob\n").await;
     let token = |lab: &str| -> String {
         let labs = made["labs"].as_array().unwrap();
         let row = labs.iter().find(|l| l["lab"] == lab).unwrap();
@@ -284,14 +271,7 @@ async fn a_lost_token_is_replaced_and_a_class_is_deleted_only_when_confirmed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_class_viewer_sees_the_board_only_and_names_only_if_the_instructor_allows() {
     let server = Server::new("classview").await;
-    let made = server
-        .ok_as(
-            "POST",
-            "/api/classes",
-            Some(INSTRUCTOR),
-            json!({"class": "seen", "list": "Ann Lee\nBob Roy\n"}),
-        )
-        .await;
+    let made = make_class(&server, "seen", "Ann Lee\nBob Roy\n").await;
     let ann = made["labs"][0]["token"].as_str().unwrap().to_string();
     let mint = "/api/classes/seen/viewer-token";
     let answer = server

@@ -101,3 +101,15 @@ pub async fn sam_signed_in(lab: &TestLab, instructor: &str) -> (String, Served, 
     sign_in(&browser, &base, &api.token, "/labs/sam").await;
     (base, server, api, browser)
 }
+
+/// Lands the example's bad rows from the landing page's form (as `file`, in the format the
+/// project reads), and runs.
+pub async fn land_bad_rows_and_run(browser: &Browser, base: &str, api: &Api, file: &str) {
+    browser.open(&format!("{base}/labs/sam/landing")).await;
+    let bad = browser
+        .wait_for(".bad-rows-form button[type='submit']")
+        .await;
+    browser.click(&bad).await;
+    browser.wait_for(&format!("tr[data-file='{file}']")).await;
+    run(browser, base, api).await;
+}
