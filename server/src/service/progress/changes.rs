@@ -3,6 +3,7 @@
 //! nearest example named with the lines that differ. The project as it stands now.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::declarative::example::{self, ExampleError};
 use crate::engine::declarative::sql::Format;
@@ -11,6 +12,9 @@ use crate::service::lab::workspace::files_under;
 
 type Write = Box<dyn Fn(&std::path::Path) -> Result<(), ExampleError>>;
 
+/// Each example's name and files (path, text).
+type Examples = Vec<(&'static str, Vec<(String, String)>)>;
+
 /// "the week-14 example as given", "module 9 in SQL with 12 line(s) changed"; `None` for a lab
 /// that runs the course's own streams or has no project.
 pub fn against_examples(lab: &Lab) -> Option<String> {
@@ -18,9 +22,27 @@ pub fn against_examples(lab: &Lab) -> Option<String> {
     if files.is_empty() || lab.kind() != app::model::PipelineKind::Project {
         return None;
     }
-    let topic = lab.config.topic_named();
-    let shop_topic = topic.clone();
-    let examples: [(&str, Write); 5] = [
+    let ours: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.text)).collect();
+    let examples = examples(&lab.config.topic_named());
+    let nearest = (examples.iter())
+        .map(|(name, theirs)| (changed(&ours, theirs), *name))
+        .min()?;
+    Some(match nearest {
+        (0, name) => format!("{name} as given"),
+        (n, name) => format!("{name} with {n} line(s) changed"),
+    })
+}
+
+/// The examples' files for a lab whose topic is `topic` (module 9's name it): written once a
+/// topic and kept, as they never change.
+fn examples(topic: &str) -> Arc<Examples> {
+    static KEPT: OnceLock<Mutex<HashMap<String, Arc<Examples>>>> = OnceLock::new();
+    let kept = KEPT.get_or_init(Default::default);
+    if let Some(found) = kept.lock().unwrap_or_else(|e| e.into_inner()).get(topic) {
+        return found.clone();
+    }
+    let (sql_topic, python_topic) = (topic.to_string(), topic.to_string());
+    let writers: [(&str, Write); 5] = [
         (
             "the week-14 example",
             Box::new(|d| example::write_project(d, Format::Json)),
@@ -35,34 +57,32 @@ pub fn against_examples(lab: &Lab) -> Option<String> {
         ),
         (
             "module 9 in SQL",
-            Box::new(move |d| example::shop::write_project(d, &topic)),
+            Box::new(move |d| example::shop::write_project(d, &sql_topic)),
         ),
         (
             "module 9 in Python",
-            Box::new(move |d| example::python::write_shop(d, &shop_topic)),
+            Box::new(move |d| example::python::write_shop(d, &python_topic)),
         ),
     ];
-    let ours: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.text)).collect();
-    let nearest = examples
+    let written: Examples = writers
         .iter()
         .filter_map(|(name, write)| {
             let dir = tempfile::tempdir().ok()?;
             write(dir.path()).ok()?;
-            let theirs: Vec<(String, String)> = files_under(dir.path())
-                .ok()?
-                .into_iter()
+            let files = files_under(dir.path()).ok()?;
+            let files = (files.into_iter())
                 .filter_map(|(path, _)| {
                     let text = std::fs::read_to_string(dir.path().join(&path)).ok()?;
                     Some((path, text))
                 })
                 .collect();
-            Some((changed(&ours, &theirs), *name))
+            Some((*name, files))
         })
-        .min()?;
-    Some(match nearest {
-        (0, name) => format!("{name} as given"),
-        (n, name) => format!("{name} with {n} line(s) changed"),
-    })
+        .collect();
+    let written = Arc::new(written);
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    kept.insert(topic.to_string(), written.clone());
+    written
 }
 
 /// The newest change time of the lab's project files (nanoseconds; 0 without a project), with
